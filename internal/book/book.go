@@ -1,0 +1,90 @@
+// Package book loads a book: book/book.toml and book/SUMMARY.md (mdBook's
+// format) and the chapter files they name, in reading order.
+//
+// CONTRACT (shared by the bookgen stages; implementation in progress).
+package book
+
+import "errors"
+
+// Config is book/book.toml, laid out as mdBook lays it out:
+//
+//	[book]         title, authors, description, language
+//	[output.html]  site-url, git-repository-url, edit-url-template
+//	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s")
+type Config struct {
+	Title       string
+	Authors     []string
+	Description string
+	Language    string // BCP 47 tag, "en" when unset
+	SiteURL     string // absolute URL ending in "/", "" when unset
+	Repository  string // e.g. "https://github.com/o/r", "" when unset
+	// EditURLTemplate has "{path}" replaced by the repository-relative path of
+	// a chapter file ("book/ownership.md").
+	EditURLTemplate string
+	// Timeout is the default timeout of one transcript command, in Go
+	// duration syntax ("60s" when unset).
+	Timeout string
+}
+
+// ItemKind tells what a SUMMARY.md entry is.
+type ItemKind int
+
+const (
+	KindChapter   ItemKind = iota // a link: [Title](path.md) or a draft [Title]()
+	KindPartTitle                 // "# Part title" between numbered chapters
+	KindSeparator                 // "---"
+)
+
+// Section tells where in SUMMARY.md a chapter stands.
+type Section int
+
+const (
+	Prefix   Section = iota // before the first numbered chapter, unnumbered
+	Numbered                // in the numbered list
+	Suffix                  // after the numbered list, unnumbered
+)
+
+// Item is one SUMMARY.md entry.
+type Item struct {
+	Kind    ItemKind
+	Section Section
+	Title   string
+	// Path is the chapter file relative to the book directory, slash
+	// separated ("ownership.md", "stream/takeover.md"); "" for a draft.
+	Path string
+	// Number is the section number of a numbered chapter (1.2 is [1 2]),
+	// nil otherwise.
+	Number   []int
+	Draft    bool
+	Children []*Item // nested numbered chapters
+	Line     int     // 1-based line in SUMMARY.md
+	// Source is the chapter file's content (valid UTF-8), nil for a draft.
+	Source []byte
+}
+
+// File returns the chapter file's path relative to the repository root
+// ("book/ownership.md"), "" for a draft.
+func (it *Item) File() string {
+	if it.Path == "" {
+		return ""
+	}
+	return "book/" + it.Path
+}
+
+// Book is a loaded book.
+type Book struct {
+	Root   string // absolute path of the repository root (the directory of go.mod)
+	Dir    string // absolute path of the book directory (Root + "/book")
+	Config Config
+	Title  string  // SUMMARY.md's "# Title", "" when absent
+	Items  []*Item // top-level SUMMARY.md entries in order; numbered ones nest by Children
+	// Chapters is every non-draft chapter in reading order: prefix chapters,
+	// numbered ones depth first, suffix chapters.
+	Chapters []*Item
+}
+
+// Load reads root/book/book.toml, root/book/SUMMARY.md and every chapter
+// file they list. Errors are *diag.Error values naming file and line.
+func Load(root string) (*Book, error) {
+	return nil, errors.New("book.Load: not implemented yet")
+}
