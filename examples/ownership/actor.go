@@ -1,0 +1,210 @@
+package ownership
+
+import "fmt"
+
+// ANCHOR: token
+
+// Token is what a node holds after acquiring an actor: which actor, at which
+// epoch, held by whom. A token is plain data. It can be copied, written to
+// disk, survive a crash, and sit on a node that was cut off for an hour.
+// Holding one is not authority: whether it confers authority is answered by
+// the actor's current state (Actor.MayMutate), and a stale token is inert.
+//
+// Rule source: seed "Ownership: epochs and fencing", Tokens are physical;
+// authority is not. It is Chubby's sequencer (lock name, mode, generation
+// number; Burrows, OSDI 2006, section 2.4) without the mode.
+type Token struct {
+	Actor  ActorID `json:"actor"`
+	Epoch  Epoch   `json:"epoch"`
+	Holder NodeID  `json:"holder"`
+}
+
+// ANCHOR_END: token
+
+// String formats t as Token(x, 42, B).
+func (t Token) String() string { return fmt.Sprintf("Token(%s, %d, %s)", t.Actor, t.Epoch, t.Holder) }
+
+// Actor is one actor's ownership record: its current State and the set of
+// Tokens issued for it. The issued set only grows; Acquire adds the new
+// owner's token and nothing ever removes one.
+//
+// Actor is a pure value like the transition functions: its methods change it
+// only when they succeed (a refused transition leaves state and tokens as they
+// were), and it does no locking. A service that shares an Actor between
+// goroutines must lock around it. MarshalBinary and UnmarshalBinary give a
+// deterministic encoding for snapshots and replication.
+//
+// The zero Actor is not usable; create one with NewActor or UnmarshalBinary.
+type Actor struct {
+	id     ActorID
+	state  State
+	issued []Token // in issue order; epochs strictly increase
+}
+
+// NewActor returns the ownership record of actor id in state s. If s is
+// Owned, the owner's token for its epoch is issued at once, as if the owner
+// had acquired it; otherwise the issued set starts empty.
+//
+// Errors: *InvalidStateError if s is not valid (see Validate) or id is empty.
+func NewActor(id ActorID, s State) (*Actor, error) {
+	if err := Validate(s); err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, &InvalidStateError{State: s, Reason: "actor id is empty"}
+	}
+	a := &Actor{id: id, state: s}
+	if o, ok := s.(Owned); ok {
+		a.issued = []Token{{Actor: id, Epoch: o.Epoch, Holder: o.Owner}}
+	}
+	return a, nil
+}
+
+// ID returns the actor's name.
+func (a *Actor) ID() ActorID { return a.id }
+
+// State returns the actor's current state.
+func (a *Actor) State() State { return a.state }
+
+// CurrentEpoch returns CurrentEpoch(a.State()).
+func (a *Actor) CurrentEpoch() Epoch { return CurrentEpoch(a.state) }
+
+// Issued returns a copy of the issued tokens in the order they were issued
+// (oldest first).
+func (a *Actor) Issued() []Token { return append([]Token(nil), a.issued...) }
+
+// WasIssued reports whether t is one of the actor's issued tokens.
+func (a *Actor) WasIssued(t Token) bool {
+	for _, x := range a.issued {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Clone returns an independent copy of a.
+func (a *Actor) Clone() *Actor {
+	c := *a
+	c.issued = a.Issued()
+	return &c
+}
+
+// BeginTransfer applies BeginTransfer(a.State(), caller, to).
+func (a *Actor) BeginTransfer(caller, to NodeID) error {
+	return a.set(BeginTransfer(a.state, caller, to))
+}
+
+// CompleteRelease applies CompleteRelease(a.State(), caller).
+func (a *Actor) CompleteRelease(caller NodeID) error {
+	return a.set(CompleteRelease(a.state, caller))
+}
+
+// Acquire applies Acquire(a.State(), caller) and issues the new owner's token,
+// which it returns. On error it returns the zero Token and changes nothing.
+func (a *Actor) Acquire(caller NodeID) (Token, error) {
+	s, err := Acquire(a.state, caller)
+	if err != nil {
+		return Token{}, err
+	}
+	o := s.(Owned)
+	t := Token{Actor: a.id, Epoch: o.Epoch, Holder: o.Owner}
+	a.state = s
+	a.issued = append(a.issued, t)
+	return t, nil
+}
+
+// Abort applies Abort(a.State()); the coordinator's transition.
+func (a *Actor) Abort() error { return a.set(Abort(a.state)) }
+
+// Revoke applies Revoke(a.State(), next); the coordinator's transition.
+func (a *Actor) Revoke(next NodeID) error { return a.set(Revoke(a.state, next)) }
+
+func (a *Actor) set(s State, err error) error {
+	if err != nil {
+		return err
+	}
+	a.state = s
+	return nil
+}
+
+// MayMutate reports whether t confers authority now: t was issued by this
+// actor and MayMutate(a.State(), t.Holder, t.Epoch) holds.
+func (a *Actor) MayMutate(t Token) bool {
+	return t.Actor == a.id && MayMutate(a.state, t.Holder, t.Epoch) && a.WasIssued(t)
+}
+
+// ValidFence reports ValidFence(a.State(), e).
+func (a *Actor) ValidFence(e Epoch) bool { return ValidFence(a.state, e) }
+
+// Authorize is MayMutate with a reason. It returns nil if t confers authority
+// now; otherwise ErrUnknownToken (wrapped, naming t) if this actor never
+// issued t, a *StaleEpochError if t's epoch is not the current epoch or the
+// actor is not Owned at it (an issued token is never newer than the current
+// epoch), or a *WrongNodeError if t is current but held by another node
+// (impossible for an issued token; kept for completeness).
+func (a *Actor) Authorize(t Token) error {
+	if t.Actor != a.id || !a.WasIssued(t) {
+		return fmt.Errorf("%v for actor %s: %w", t, a.id, ErrUnknownToken)
+	}
+	o, ok := a.state.(Owned)
+	if !ok || t.Epoch != o.Epoch {
+		return &StaleEpochError{Given: t.Epoch, Current: a.CurrentEpoch()}
+	}
+	if t.Holder != o.Owner {
+		return &WrongNodeError{Op: "Authorize", Caller: t.Holder, Required: o.Owner, Role: "owner"}
+	}
+	return nil
+}
+
+// Command is one transition as data, for logs and replication: Op, the
+// requesting node (Caller; empty for the coordinator's Abort and Revoke) and
+// the target node (To: the new owner for BeginTransfer, the next intended
+// owner for Revoke; empty otherwise). It encodes to JSON as
+// {"op":"BeginTransfer","caller":"A","to":"B"}.
+type Command struct {
+	Op     Op     `json:"op"`
+	Caller NodeID `json:"caller,omitempty"`
+	To     NodeID `json:"to,omitempty"`
+}
+
+// String formats c as BeginTransfer(A -> B), CompleteRelease(A), Acquire(B),
+// Abort or Revoke(-> B).
+func (c Command) String() string {
+	switch c.Op {
+	case OpBeginTransfer:
+		return fmt.Sprintf("%s(%s -> %s)", c.Op, c.Caller, c.To)
+	case OpCompleteRelease, OpAcquire:
+		return fmt.Sprintf("%s(%s)", c.Op, c.Caller)
+	case OpAbort:
+		return string(c.Op)
+	case OpRevoke:
+		return fmt.Sprintf("%s(-> %s)", c.Op, c.To)
+	}
+	return fmt.Sprintf("%s(%s, %s)", c.Op, c.Caller, c.To)
+}
+
+// UnknownOpError reports a Command whose Op is not one of the five
+// transitions.
+type UnknownOpError struct{ Op Op }
+
+func (e *UnknownOpError) Error() string { return fmt.Sprintf("unknown op %q", e.Op) }
+
+// Apply performs c on a. It returns the issued Token for a successful Acquire
+// and the zero Token otherwise; on error a is unchanged. Errors are those of
+// the transition, or *UnknownOpError.
+func (a *Actor) Apply(c Command) (Token, error) {
+	switch c.Op {
+	case OpBeginTransfer:
+		return Token{}, a.BeginTransfer(c.Caller, c.To)
+	case OpCompleteRelease:
+		return Token{}, a.CompleteRelease(c.Caller)
+	case OpAcquire:
+		return a.Acquire(c.Caller)
+	case OpAbort:
+		return Token{}, a.Abort()
+	case OpRevoke:
+		return Token{}, a.Revoke(c.To)
+	}
+	return Token{}, &UnknownOpError{Op: c.Op}
+}

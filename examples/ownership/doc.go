@@ -1,0 +1,34 @@
+// Package ownership is the ownership state machine of one actor: who may
+// mutate it, at which epoch, and how authority moves from one node to another.
+//
+// The package is a pure core in the style of etcd's raft package: no I/O, no
+// clock, no goroutines, no locks. Every transition is a function from a State
+// (and the caller's identity) to a new State or a typed error, and a refused
+// transition changes nothing. Networks, disks, timers and locking belong to
+// the code around it (the ownership service wraps an Actor in a mutex and
+// replicates its Commands through Raft).
+//
+// An actor is always in exactly one of three shapes (seed: Ownership chapter,
+// "The state machine"):
+//
+//	Owned        {Owner, Epoch}
+//	Transferring {From, To, OldEpoch, NewEpoch}
+//	Unowned      {Epoch, IntendedOwner}
+//
+// A handover is four transitions, and the epoch advances at its start:
+//
+//	Owned(A, 41)
+//	  | BeginTransfer(A -> B)     epoch 42 is allocated here
+//	Transferring(A, B, 41, 42)
+//	  | CompleteRelease(A)
+//	Unowned(42, B)
+//	  | Acquire(B)                B's token for epoch 42 is issued here
+//	Owned(B, 42)
+//
+// Authority is the single predicate MayMutate, true only in Owned. A resource
+// server protects itself with ValidFence, which rejects any epoch older than
+// the actor's current one; a Token carrying its epoch is what a holder
+// presents. Together they are the sequencer of Chubby (Mike Burrows, "The
+// Chubby lock service for loosely-coupled distributed systems", OSDI 2006,
+// section 2.4 "Sequencers"), whose lock generation number is our Epoch.
+package ownership
