@@ -1,0 +1,204 @@
+package render
+
+import (
+	"bytes"
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/alecthomas/chroma/v2"
+	chtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/renderer"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/util"
+)
+
+// LightStyle and DarkStyle name the chroma styles of code in the light and
+// the dark theme.
+const (
+	LightStyle = "github"
+	DarkStyle  = "github-dark"
+)
+
+// IgnoreNote is the note shown above a code block whose info string says
+// "ignore": bookgen neither compiles nor parses it.
+const IgnoreNote = "not compiled by bookgen"
+
+// nodeRenderer renders headings (with a permalink) and code blocks (with
+// chroma), overriding goldmark's HTML renderer for those kinds.
+type nodeRenderer struct{}
+
+func (nr *nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindHeading, nr.heading)
+	reg.Register(ast.KindFencedCodeBlock, nr.fenced)
+	reg.Register(ast.KindCodeBlock, nr.indented)
+}
+
+func (nr *nodeRenderer) heading(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	n := node.(*ast.Heading)
+	if entering {
+		_, _ = w.WriteString("<h" + strconv.Itoa(n.Level))
+		if n.Attributes() != nil {
+			gmhtml.RenderAttributes(w, node, gmhtml.HeadingAttributeFilter)
+		}
+		_ = w.WriteByte('>')
+		return ast.WalkContinue, nil
+	}
+	if id := headingID(n); id != "" {
+		_, _ = w.WriteString(`<a class="anchor" href="#` + html.EscapeString(id) + `" aria-label="Link to this section">#</a>`)
+	}
+	_, _ = w.WriteString("</h" + strconv.Itoa(n.Level) + ">\n")
+	return ast.WalkContinue, nil
+}
+
+func (nr *nodeRenderer) fenced(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	n := node.(*ast.FencedCodeBlock)
+	info := ""
+	if n.Info != nil {
+		info = string(n.Info.Segment.Value(src))
+	}
+	writeCode(w, codeLines(n, src), parseInfo(info))
+	return ast.WalkSkipChildren, nil
+}
+
+func (nr *nodeRenderer) indented(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	writeCode(w, codeLines(node, src), codeInfo{})
+	return ast.WalkSkipChildren, nil
+}
+
+func codeLines(n ast.Node, src []byte) string {
+	var b strings.Builder
+	for i := 0; i < n.Lines().Len(); i++ {
+		seg := n.Lines().At(i)
+		b.Write(seg.Value(src))
+	}
+	return b.String()
+}
+
+// codeInfo is what the page needs from a fenced block's info string.
+type codeInfo struct {
+	Lang    string
+	Ignore  bool
+	LineNos bool
+	HLLines [][2]int // 1-based inclusive ranges
+}
+
+var langClass = regexp.MustCompile(`[^A-Za-z0-9_+-]`)
+
+// writeCode writes a highlighted code block:
+//
+//	<div class="code-block" data-lang="go">[<p class="code-note">…</p>]<pre class="chroma">…</pre></div>
+func writeCode(w util.BufWriter, code string, ci codeInfo) {
+	lang := ci.Lang
+	lexer := lexers.Get(lang)
+	if lexer == nil || lang == "" {
+		lexer = lexers.Fallback
+	}
+	lexer = chroma.Coalesce(lexer)
+	opts := []chtml.Option{chtml.WithClasses(true), chtml.TabWidth(4)}
+	if ci.LineNos {
+		opts = append(opts, chtml.WithLineNumbers(true))
+	}
+	if len(ci.HLLines) > 0 {
+		opts = append(opts, chtml.HighlightLines(ci.HLLines))
+	}
+	f := chtml.New(opts...)
+	_, _ = w.WriteString(`<div class="code-block`)
+	if ci.Ignore {
+		_, _ = w.WriteString(` ignored`)
+	}
+	_ = w.WriteByte('"')
+	if lang != "" {
+		_, _ = w.WriteString(` data-lang="` + html.EscapeString(langClass.ReplaceAllString(lang, "")) + `"`)
+	}
+	_ = w.WriteByte('>')
+	if ci.Ignore {
+		_, _ = w.WriteString(`<p class="code-note">` + IgnoreNote + `</p>`)
+	}
+	it, err := lexer.Tokenise(nil, code)
+	var buf bytes.Buffer
+	if err == nil {
+		err = f.Format(&buf, styles.Get(LightStyle), it)
+	}
+	if err != nil {
+		buf.Reset()
+		buf.WriteString(`<pre class="chroma"><code>` + html.EscapeString(code) + `</code></pre>`)
+	}
+	_, _ = w.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+	_, _ = w.WriteString("</div>\n")
+}
+
+// parseHLLines parses "1,3-5" or "1 3-5" into ranges; bad parts are dropped.
+func parseHLLines(s string) [][2]int {
+	var out [][2]int
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 1 {
+			continue
+		}
+		b := a
+		if found {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				continue
+			}
+		}
+		out = append(out, [2]int{a, b})
+	}
+	return out
+}
+
+var (
+	cssOnce sync.Once
+	cssText []byte
+)
+
+// CSS returns the stylesheet of highlighted code: the light style on
+// ".chroma", the dark style under [data-theme=dark] and, when the page sets
+// no data-theme, under prefers-color-scheme: dark. The result is the same on
+// every call.
+func CSS() []byte {
+	cssOnce.Do(func() {
+		f := chtml.New(chtml.WithClasses(true), chtml.WithLineNumbers(true))
+		var light, dark bytes.Buffer
+		_ = f.WriteCSS(&light, styles.Get(LightStyle))
+		_ = f.WriteCSS(&dark, styles.Get(DarkStyle))
+		var b bytes.Buffer
+		b.WriteString("/* Code highlighting: chroma styles " + LightStyle + " (light) and " + DarkStyle + " (dark). */\n")
+		b.Write(light.Bytes())
+		b.WriteString(scope(dark.String(), "[data-theme=dark] "))
+		b.WriteString("@media (prefers-color-scheme: dark) {\n")
+		b.WriteString(scope(dark.String(), ":root:not([data-theme=light]) "))
+		b.WriteString("}\n")
+		cssText = b.Bytes()
+	})
+	return cssText
+}
+
+// scope prefixes the selector of every "selector { rules }" line of css.
+func scope(css, prefix string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(css, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "/*") {
+			if i := strings.Index(line, "*/"); i >= 0 {
+				line = strings.TrimSpace(line[i+2:])
+			}
+		}
+		b.WriteString(prefix + line + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,378 @@
+// Package render turns an expanded chapter (expand.Doc) into an HTML fragment
+// with goldmark (CommonMark plus GitHub's extensions, footnotes, definition
+// lists, heading IDs and typographic quotes) and chroma (code highlighting by
+// CSS classes). Besides the fragment it returns what the later stages need:
+// the page title, the headings for permalinks and an in-page table of
+// contents, the text of each section for search, and every link to another
+// chapter so that the site stage can check its #anchor.
+//
+// Rendering is deterministic: the same Doc gives byte-identical output.
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/expand"
+)
+
+// Page is one rendered chapter.
+type Page struct {
+	// HTML is the chapter's body: a fragment to place inside <main>.
+	HTML []byte
+	// Title is the text of the chapter's first level-1 heading, or its
+	// SUMMARY.md title when it has none.
+	Title string
+	// Headings lists every heading in document order.
+	Headings []Heading
+	// Sections splits the chapter's text at its headings, for search.
+	Sections []Section
+	// Links lists every link to a chapter of the book (including links to a
+	// #fragment of the page itself), so the site can check anchors once all
+	// pages are rendered.
+	Links []Link
+	// Summary is the plain text of the first paragraph, for the description
+	// meta tag ("" when the chapter has no paragraph).
+	Summary string
+}
+
+// Heading is one heading of a page.
+type Heading struct {
+	Level int    // 1 to 6
+	ID    string // the id attribute, unique within the page
+	Text  string // plain text
+}
+
+// Section is the text between one heading and the next.
+type Section struct {
+	Title  string // the heading's plain text (the page title for the text before the first heading)
+	Anchor string // the heading's ID, "" for the text before the first heading
+	Text   string // plain text of the section's blocks, whitespace collapsed
+}
+
+// Link is a link from a page to a chapter.
+type Link struct {
+	// Target is the chapter's path relative to the book directory
+	// ("ownership.md"), the page's own path for "#fragment" links.
+	Target   string
+	Fragment string // without "#", "" when none
+	// File and Line tell where the link is written (the origin of its
+	// paragraph's first line).
+	File string
+	Line int
+}
+
+// Renderer renders the chapters of one book. It is safe for use by one
+// goroutine at a time.
+type Renderer struct {
+	book     *book.Book
+	md       goldmark.Markdown
+	chapters map[string]bool // book-relative paths of non-draft chapters
+}
+
+// New returns a Renderer for b. Links are resolved against b's chapters and
+// b.Root; links to repository files outside book/ point to
+// b.Config.Repository + "/blob/main/<path>" when a repository is configured.
+func New(b *book.Book) *Renderer {
+	r := &Renderer{book: b, chapters: map[string]bool{}}
+	for _, ch := range b.Chapters {
+		if ch.Path != "" {
+			r.chapters[ch.Path] = true
+		}
+	}
+	r.md = goldmark.New(
+		goldmark.WithExtensions(
+			extension.GFM,
+			extension.Footnote,
+			extension.DefinitionList,
+			extension.Typographer,
+		),
+		goldmark.WithParserOptions(
+			parser.WithAutoHeadingID(),
+			parser.WithAttribute(),
+		),
+		goldmark.WithRendererOptions(
+			gmhtml.WithUnsafe(),
+			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100)),
+		),
+	)
+	return r
+}
+
+// Render renders d. A link to a Markdown file that is not a chapter of the
+// book, or to a repository file that does not exist, is a *diag.Error naming
+// the line of the link.
+func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
+	src := d.Markdown
+	doc := r.md.Parser().Parse(text.NewReader(src))
+	lines := newLineIndex(src)
+	pg := &Page{}
+	var errs diag.List
+	chPath := d.Chapter.Path
+
+	// Headings: record IDs and text.
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			id := headingID(n)
+			t := plainText(n, src)
+			pg.Headings = append(pg.Headings, Heading{Level: n.Level, ID: id, Text: t})
+			if n.Level == 1 && pg.Title == "" {
+				pg.Title = t
+			}
+			return ast.WalkSkipChildren, nil
+		case *ast.Link:
+			dest, lk, e := r.rewrite(chPath, string(n.Destination))
+			if e != nil {
+				file, line := origin(d, lines.line(blockStart(n)))
+				e.File, e.Line = file, line
+				errs = append(errs, e)
+				return ast.WalkContinue, nil
+			}
+			n.Destination = []byte(dest)
+			if lk != nil {
+				lk.File, lk.Line = origin(d, lines.line(blockStart(n)))
+				pg.Links = append(pg.Links, *lk)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if pg.Title == "" {
+		pg.Title = d.Chapter.Title
+	}
+	pg.Sections, pg.Summary = sections(doc, src, pg.Title)
+
+	var buf bytes.Buffer
+	if err := r.md.Renderer().Render(&buf, src, doc); err != nil {
+		return nil, &diag.Error{File: d.Chapter.File(), Msg: "rendering: " + err.Error()}
+	}
+	pg.HTML = buf.Bytes()
+	return pg, nil
+}
+
+// rewrite maps a link destination written in chapter chPath to the one the
+// page gets. It returns the chapter link to check, if any.
+func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
+	if dest == "" {
+		return dest, nil, nil
+	}
+	if strings.HasPrefix(dest, "#") {
+		return dest, &Link{Target: chPath, Fragment: dest[1:]}, nil
+	}
+	u, err := url.Parse(dest)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {
+		return dest, nil, nil // absolute, site-absolute or unparsable: leave alone
+	}
+	repoPath := path.Join(path.Dir("book/"+chPath), u.Path)
+	if repoPath == ".." || strings.HasPrefix(repoPath, "../") {
+		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q leaves the repository", dest)}
+	}
+	if bookPath, ok := strings.CutPrefix(repoPath, "book/"); ok {
+		if strings.HasSuffix(bookPath, ".md") {
+			if !r.chapters[bookPath] {
+				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names book/%s, which is not a chapter in SUMMARY.md", dest, bookPath)}
+			}
+			out := strings.TrimSuffix(u.EscapedPath(), ".md") + ".html"
+			if u.RawQuery != "" {
+				out += "?" + u.RawQuery
+			}
+			if u.Fragment != "" {
+				out += "#" + u.EscapedFragment()
+			}
+			return out, &Link{Target: bookPath, Fragment: u.Fragment}, nil
+		}
+		if r.book.Root != "" {
+			if _, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath))); err != nil {
+				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+			}
+		}
+		return dest, nil, nil // an asset copied with the book
+	}
+	fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath)))
+	if err != nil {
+		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+	}
+	repo := strings.TrimSuffix(r.book.Config.Repository, "/")
+	if repo == "" {
+		return dest, nil, nil
+	}
+	kind := "blob"
+	if fi.IsDir() {
+		kind = "tree"
+	}
+	out := repo + "/" + kind + "/main/" + (&url.URL{Path: repoPath}).EscapedPath()
+	if u.Fragment != "" {
+		out += "#" + u.EscapedFragment()
+	}
+	return out, nil, nil
+}
+
+// origin maps a 1-based line of the expanded Markdown to its source.
+func origin(d *expand.Doc, line int) (string, int) {
+	if line >= 1 && line <= len(d.Origins) {
+		o := d.Origins[line-1]
+		return o.File, o.Line
+	}
+	return d.Chapter.File(), line
+}
+
+// blockStart returns the byte offset of the first line of the nearest block
+// that contains n, -1 when unknown.
+func blockStart(n ast.Node) int {
+	for p := n; p != nil; p = p.Parent() {
+		if p.Type() == ast.TypeBlock && p.Lines() != nil && p.Lines().Len() > 0 {
+			return p.Lines().At(0).Start
+		}
+	}
+	return -1
+}
+
+// lineIndex converts byte offsets to 1-based line numbers.
+type lineIndex []int // starts of lines
+
+func newLineIndex(src []byte) lineIndex {
+	idx := lineIndex{0}
+	for i, c := range src {
+		if c == '\n' {
+			idx = append(idx, i+1)
+		}
+	}
+	return idx
+}
+
+func (l lineIndex) line(off int) int {
+	if off < 0 {
+		return 0
+	}
+	return sort.Search(len(l), func(i int) bool { return l[i] > off })
+}
+
+func headingID(n *ast.Heading) string {
+	if v, ok := n.AttributeString("id"); ok {
+		switch v := v.(type) {
+		case []byte:
+			return string(v)
+		case string:
+			return v
+		}
+	}
+	return ""
+}
+
+// plainText returns the text of n's inline content, entities decoded and
+// line breaks turned into spaces.
+func plainText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch c := c.(type) {
+		case *ast.Text:
+			b.Write(c.Segment.Value(src))
+			if c.SoftLineBreak() || c.HardLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *ast.String:
+			if c.IsCode() || c.IsRaw() {
+				b.Write(c.Value)
+			} else {
+				b.WriteString(html.UnescapeString(string(c.Value)))
+			}
+		case *ast.RawHTML:
+			return ast.WalkSkipChildren, nil
+		case *ast.AutoLink:
+			b.Write(c.Label(src))
+		}
+		return ast.WalkContinue, nil
+	})
+	return strings.TrimSpace(b.String())
+}
+
+// blockText returns the plain text of a block: its inline text, or its lines
+// for code blocks.
+func blockText(n ast.Node, src []byte) string {
+	var parts []string
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch c.(type) {
+		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			var b strings.Builder
+			for i := 0; i < c.Lines().Len(); i++ {
+				seg := c.Lines().At(i)
+				b.Write(seg.Value(src))
+			}
+			parts = append(parts, b.String())
+			return ast.WalkSkipChildren, nil
+		case *ast.HTMLBlock:
+			return ast.WalkSkipChildren, nil
+		}
+		if c.Type() == ast.TypeBlock && c.FirstChild() != nil && c.FirstChild().Type() == ast.TypeInline {
+			parts = append(parts, plainText(c, src))
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+}
+
+// sections splits the document's top-level blocks at headings and returns
+// them with the first paragraph's text.
+func sections(doc ast.Node, src []byte, title string) ([]Section, string) {
+	cur := Section{Title: title}
+	var out []Section
+	var texts []string
+	summary := ""
+	flush := func() {
+		cur.Text = strings.Join(texts, " ")
+		if cur.Anchor != "" || cur.Text != "" {
+			out = append(out, cur)
+		}
+		texts = nil
+	}
+	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+		if h, ok := c.(*ast.Heading); ok {
+			flush()
+			cur = Section{Title: plainText(h, src), Anchor: headingID(h)}
+			continue
+		}
+		t := blockText(c, src)
+		if t != "" {
+			texts = append(texts, t)
+		}
+		if _, ok := c.(*ast.Paragraph); ok && summary == "" {
+			summary = t
+		}
+	}
+	flush()
+	return out, summary
+}

@@ -1,0 +1,293 @@
+package render
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/expand"
+)
+
+// testBook builds a two-chapter book in a temporary repository with one
+// example file, without going through book.Load.
+func testBook(t *testing.T) *book.Book {
+	t.Helper()
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "examples", "stream"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "examples", "stream", "state.go"), []byte("package stream\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(root, "book", "part"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "book", "diagram.svg"), []byte("<svg/>"), 0o644))
+	intro := &book.Item{Kind: book.KindChapter, Title: "Introduction", Path: "introduction.md"}
+	own := &book.Item{Kind: book.KindChapter, Section: book.Numbered, Title: "Ownership", Path: "ownership.md", Number: []int{1}}
+	deep := &book.Item{Kind: book.KindChapter, Section: book.Numbered, Title: "Deep", Path: "part/deep.md", Number: []int{1, 1}}
+	own.Children = []*book.Item{deep}
+	return &book.Book{
+		Root:     root,
+		Dir:      filepath.Join(root, "book"),
+		Config:   book.Config{Title: "T", Repository: "https://github.com/o/r"},
+		Items:    []*book.Item{intro, own},
+		Chapters: []*book.Item{intro, own, deep},
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// doc makes an expand.Doc for chapter i whose lines all come from the
+// chapter file itself.
+func doc(b *book.Book, i int, md string) *expand.Doc {
+	ch := b.Chapters[i]
+	d := &expand.Doc{Chapter: ch, Markdown: []byte(md)}
+	for n := range strings.Count(md, "\n") + 1 {
+		d.Origins = append(d.Origins, expand.Origin{File: ch.File(), Line: n + 1})
+	}
+	return d
+}
+
+func TestHeadingsTitleAndPermalinks(t *testing.T) {
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 1, "# Epochs and fencing\n\nText.\n\n## The rule {#rule}\n\nMore.\n\n## The rule\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pg.Title != "Epochs and fencing" {
+		t.Errorf("Title = %q", pg.Title)
+	}
+	want := []Heading{{1, "epochs-and-fencing", "Epochs and fencing"}, {2, "rule", "The rule"}, {2, "the-rule", "The rule"}}
+	if len(pg.Headings) != len(want) {
+		t.Fatalf("Headings = %+v", pg.Headings)
+	}
+	for i, h := range want {
+		if pg.Headings[i] != h {
+			t.Errorf("Headings[%d] = %+v, want %+v", i, pg.Headings[i], h)
+		}
+	}
+	h := string(pg.HTML)
+	if !strings.Contains(h, `<h2 id="rule">The rule<a class="anchor" href="#rule"`) {
+		t.Errorf("no permalink in heading:\n%s", h)
+	}
+}
+
+func TestTitleFallsBackToSummary(t *testing.T) {
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 1, "Just text.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pg.Title != "Ownership" {
+		t.Errorf("Title = %q, want the SUMMARY title", pg.Title)
+	}
+	if pg.Summary != "Just text." {
+		t.Errorf("Summary = %q", pg.Summary)
+	}
+}
+
+func TestCodeHighlightedWithClassesAndAttributesHidden(t *testing.T) {
+	b := testBook(t)
+	md := "```go hl_lines=2\npackage main\n\nfunc main() {}\n```\n\n```console timeout=2s\n$ go run ./examples/x\nepoch 3\n```\n"
+	pg, err := New(b).Render(doc(b, 1, md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(pg.HTML)
+	for _, want := range []string{
+		`<pre class="chroma">`,
+		`<span class="kn">package</span>`, // Go keyword, by class
+		`<span class="gp">$</span>`,       // console prompt
+		`<span class="line hl">`,          // hl_lines=2
+		`data-lang="console"`,
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("missing %s in\n%s", want, h)
+		}
+	}
+	for _, bad := range []string{"timeout", "hl_lines", "style="} {
+		if strings.Contains(h, bad) {
+			t.Errorf("page contains %q:\n%s", bad, h)
+		}
+	}
+}
+
+func TestIgnoredBlockIsMarked(t *testing.T) {
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 1, "```go ignore\nfunc broken( {\n```\n\n```go\nx := 1\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(pg.HTML)
+	if n := strings.Count(h, IgnoreNote); n != 1 {
+		t.Errorf("ignore note appears %d times, want 1:\n%s", n, h)
+	}
+	if !strings.Contains(h, `class="code-block ignored"`) {
+		t.Errorf("ignored block not marked:\n%s", h)
+	}
+}
+
+func TestLinksRewritten(t *testing.T) {
+	b := testBook(t)
+	md := strings.Join([]string{
+		"[a](ownership.md) [b](ownership.md#rule) [c](part/deep.md)",
+		"[d](../examples/stream/state.go) [e](../examples/stream) [f](#local)",
+		"[g](https://example.com/x.md) [h](diagram.svg)",
+	}, "\n") + "\n"
+	pg, err := New(b).Render(doc(b, 0, md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(pg.HTML)
+	for _, want := range []string{
+		`href="ownership.html"`,
+		`href="ownership.html#rule"`,
+		`href="part/deep.html"`,
+		`href="https://github.com/o/r/blob/main/examples/stream/state.go"`,
+		`href="https://github.com/o/r/tree/main/examples/stream"`,
+		`href="#local"`,
+		`href="https://example.com/x.md"`,
+		`href="diagram.svg"`,
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("missing %s in\n%s", want, h)
+		}
+	}
+	wantLinks := []Link{
+		{Target: "ownership.md", File: "book/introduction.md", Line: 1},
+		{Target: "ownership.md", Fragment: "rule", File: "book/introduction.md", Line: 1},
+		{Target: "part/deep.md", File: "book/introduction.md", Line: 1},
+		{Target: "introduction.md", Fragment: "local", File: "book/introduction.md", Line: 1},
+	}
+	if len(pg.Links) != len(wantLinks) {
+		t.Fatalf("Links = %+v", pg.Links)
+	}
+	for i := range wantLinks {
+		if pg.Links[i] != wantLinks[i] {
+			t.Errorf("Links[%d] = %+v, want %+v", i, pg.Links[i], wantLinks[i])
+		}
+	}
+}
+
+func TestRelativeLinkFromNestedChapter(t *testing.T) {
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 2, "[up](../ownership.md#x) [src](../../examples/stream/state.go)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(pg.HTML)
+	if !strings.Contains(h, `href="../ownership.html#x"`) || !strings.Contains(h, `href="https://github.com/o/r/blob/main/examples/stream/state.go"`) {
+		t.Errorf("nested links not rewritten:\n%s", h)
+	}
+}
+
+func TestBadLinksNameFileAndLine(t *testing.T) {
+	b := testBook(t)
+	cases := map[string]string{
+		"missing file": "Intro.\n\nSee [x](../examples/nope.go).\n",
+		"not chapter":  "Intro.\n\nSee [x](other.md).\n",
+		"leaves repo":  "Intro.\n\nSee [x](../../outside.txt).\n",
+	}
+	for name, md := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := New(b).Render(doc(b, 0, md))
+			es := diag.All(err)
+			if err == nil || len(es) != 1 {
+				t.Fatalf("err = %v, want one diag error", err)
+			}
+			e := es[0]
+			if e.File != "book/introduction.md" || e.Line != 3 {
+				t.Errorf("error at %s:%d, want book/introduction.md:3 (%v)", e.File, e.Line, e)
+			}
+		})
+	}
+}
+
+func TestErrorLineComesFromOrigin(t *testing.T) {
+	b := testBook(t)
+	d := doc(b, 0, "a\n\n[x](nope.md)\n")
+	d.Origins[2] = expand.Origin{File: "examples/stream/README.md", Line: 40}
+	_, err := New(b).Render(d)
+	if got := err.Error(); !strings.HasPrefix(got, "examples/stream/README.md:40: ") {
+		t.Errorf("err = %q", got)
+	}
+}
+
+func TestSections(t *testing.T) {
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 1, "# Title\n\nFirst *para*\nline two.\n\n## Fences {#f}\n\n- item\n\n```go\nx := 1\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Section{
+		{Title: "Title", Anchor: "title", Text: "First para line two."},
+		{Title: "Fences", Anchor: "f", Text: "item x := 1"},
+	}
+	if len(pg.Sections) != len(want) {
+		t.Fatalf("Sections = %+v", pg.Sections)
+	}
+	for i := range want {
+		if pg.Sections[i] != want[i] {
+			t.Errorf("Sections[%d] = %+v, want %+v", i, pg.Sections[i], want[i])
+		}
+	}
+	if pg.Summary != "First para line two." {
+		t.Errorf("Summary = %q", pg.Summary)
+	}
+}
+
+func TestExtensions(t *testing.T) {
+	b := testBook(t)
+	md := "| a | b |\n|---|---|\n| 1 | 2 |\n\n~~old~~ \"quoted\"\n\n- [x] done\n\nTerm\n: Definition\n\nNote[^1].\n\n[^1]: The note.\n\nhttps://example.com\n"
+	pg, err := New(b).Render(doc(b, 1, md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(pg.HTML)
+	for _, want := range []string{"<table>", "<del>old</del>", "&ldquo;quoted&rdquo;", `type="checkbox"`, "<dl>", `class="footnotes"`, `<a href="https://example.com">`} {
+		if !strings.Contains(h, want) {
+			t.Errorf("missing %s in\n%s", want, h)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	b := testBook(t)
+	md := "# A\n\n## B\n\nx[^n]\n\n[^n]: y\n\n```go\npackage p\n```\n\n## B\n"
+	p1, err := New(b).Render(doc(b, 1, md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		p2, err := New(b).Render(doc(b, 1, md))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p1.HTML, p2.HTML) {
+			t.Fatalf("output differs:\n%s\n---\n%s", p1.HTML, p2.HTML)
+		}
+	}
+}
+
+func TestCSS(t *testing.T) {
+	css := string(CSS())
+	for _, want := range []string{".chroma .kn {", "[data-theme=dark] .chroma .kn {", "@media (prefers-color-scheme: dark)", ":root:not([data-theme=light]) .chroma"} {
+		if !strings.Contains(css, want) {
+			t.Errorf("CSS lacks %q", want)
+		}
+	}
+	if !bytes.Equal(CSS(), []byte(css)) {
+		t.Error("CSS not stable")
+	}
+}
+
+func TestParseInfo(t *testing.T) {
+	ci := parseInfo("go,ignore hl_lines=1 3-4 linenos timeout=2s")
+	if ci.Lang != "go" || !ci.Ignore || !ci.LineNos || len(ci.HLLines) != 2 || ci.HLLines[1] != [2]int{3, 4} {
+		t.Errorf("parseInfo = %+v", ci)
+	}
+}
