@@ -1,10 +1,11 @@
 // Package book loads a book: book/book.toml and book/SUMMARY.md (mdBook's
 // format) and the chapter files they name, in reading order.
 //
-// CONTRACT (shared by the bookgen stages; implementation in progress).
+// Load is the stage's entry point; ParseSummary and ParseConfig are its two
+// parsers, usable on their own (tests, fuzzing). Every error is a
+// *diag.Error (or a diag.List of them) naming a repository-relative file and
+// a 1-based line.
 package book
-
-import "errors"
 
 // Config is book/book.toml, laid out as mdBook lays it out:
 //
@@ -83,8 +84,3 @@ type Book struct {
 	Chapters []*Item
 }
 
-// Load reads root/book/book.toml, root/book/SUMMARY.md and every chapter
-// file they list. Errors are *diag.Error values naming file and line.
-func Load(root string) (*Book, error) {
-	return nil, errors.New("book.Load: not implemented yet")
-}

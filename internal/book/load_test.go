@@ -1,0 +1,199 @@
+package book
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ownership-book/ownership/internal/diag"
+)
+
+// writeTree creates files (slash paths relative to dir) with their contents.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const goodTOML = `[book]
+title = "Ownership"
+authors = ["A", "B"]
+description = "d"
+
+[output.html]
+site-url = "https://example.org/book"
+git-repository-url = "https://github.com/o/r"
+edit-url-template = "https://github.com/o/r/edit/main/{path}"
+
+[bookgen]
+timeout = "2m"
+`
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"book/book.toml":   goodTOML,
+		"book/SUMMARY.md":  "# Summary\n[Intro](intro.md)\n# Part\n- [One](one.md)\n    - [Sub](sub/two.md)\n- [Later]()\n[End](end.md)\n",
+		"book/intro.md":    "# Intro\n",
+		"book/one.md":      "# One\n",
+		"book/sub/two.md":  "# Two\n",
+		"book/end.md":      "# End\n",
+		"book/unlisted.md": "not read",
+	})
+	before := snapshot(t, dir)
+	b, err := Load(dir)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("Load changed the tree:\n%s\nwant:\n%s", after, before)
+	}
+	c := b.Config
+	if c.Title != "Ownership" || strings.Join(c.Authors, ",") != "A,B" || c.Language != "en" ||
+		c.SiteURL != "https://example.org/book/" || c.Repository != "https://github.com/o/r" ||
+		c.Timeout != "2m" || !strings.Contains(c.EditURLTemplate, "{path}") {
+		t.Errorf("Config = %+v", c)
+	}
+	if b.Title != "Summary" || b.Root != dir || b.Dir != filepath.Join(dir, "book") {
+		t.Errorf("Title %q Root %q Dir %q", b.Title, b.Root, b.Dir)
+	}
+	var files []string
+	for _, ch := range b.Chapters {
+		files = append(files, ch.File())
+		if string(ch.Source) == "" {
+			t.Errorf("%s: empty Source", ch.File())
+		}
+	}
+	if got, want := strings.Join(files, " "), "book/intro.md book/one.md book/sub/two.md book/end.md"; got != want {
+		t.Errorf("Chapters = %s, want %s", got, want)
+	}
+	if string(b.Chapters[2].Source) != "# Two\n" {
+		t.Errorf("sub/two.md Source = %q", b.Chapters[2].Source)
+	}
+}
+
+func snapshot(t *testing.T, dir string) string {
+	var b strings.Builder
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(p + " " + fi.ModTime().String() + "\n")
+		return nil
+	})
+	return b.String()
+}
+
+func TestLoadDefaultsWithoutTOML(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"book/SUMMARY.md": "- [A](a.md)\n", "book/a.md": "x"})
+	b, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Config.Language != "en" || b.Config.Timeout != DefaultTimeout {
+		t.Errorf("Config = %+v", b.Config)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string // each error's "file:line: msg" prefix or substring
+	}{
+		{
+			name:  "missing chapter files are all reported",
+			files: map[string]string{"book/SUMMARY.md": "- [A](a.md)\n- [B](x.md)\n- [C](y/z.md)\n", "book/a.md": "a"},
+			want:  []string{"book/SUMMARY.md:2: chapter file book/x.md does not exist", "book/SUMMARY.md:3: chapter file book/y/z.md does not exist"},
+		},
+		{
+			name:  "invalid UTF-8",
+			files: map[string]string{"book/SUMMARY.md": "- [A](a.md)\n", "book/a.md": "ok\nstill ok\nbad \xff here\n"},
+			want:  []string{"book/a.md:3: invalid UTF-8 (byte 5 of the line)"},
+		},
+		{
+			name:  "unknown toml key",
+			files: map[string]string{"book/book.toml": "[book]\ntitle = \"x\"\nsrc = \"src\"\n[output.html.playground]\nx = 1\n", "book/SUMMARY.md": ""},
+			want:  []string{"book/book.toml:3: unknown key book.src", "book/book.toml:4: unknown key output.html.playground"},
+		},
+		{
+			name:  "wrong toml type",
+			files: map[string]string{"book/book.toml": "[book]\n\ntitle = 5\n", "book/SUMMARY.md": ""},
+			want:  []string{"book/book.toml:3: book.title is a TOML integer, want string"},
+		},
+		{
+			name:  "toml syntax",
+			files: map[string]string{"book/book.toml": "[book]\ntitle = \"x\n", "book/SUMMARY.md": ""},
+			want:  []string{"book/book.toml:2: "},
+		},
+		{
+			name:  "bad timeout",
+			files: map[string]string{"book/book.toml": "[bookgen]\ntimeout = \"soon\"\n", "book/SUMMARY.md": ""},
+			want:  []string{"book/book.toml:2: timeout \"soon\""},
+		},
+		{
+			name:  "relative site url",
+			files: map[string]string{"book/book.toml": "[output.html]\nsite-url = \"/book/\"\n", "book/SUMMARY.md": ""},
+			want:  []string{"book/book.toml:2: site-url"},
+		},
+		{
+			name:  "summary missing",
+			files: map[string]string{"book/book.toml": ""},
+			want:  []string{"book/SUMMARY.md: does not exist"},
+		},
+		{
+			name:  "summary malformed",
+			files: map[string]string{"book/SUMMARY.md": "- [A](a.md)\n- [A2](a.md)\n", "book/a.md": ""},
+			want:  []string{"book/SUMMARY.md:2: chapter file book/a.md is already listed at line 1"},
+		},
+		{
+			name:  "chapter is a directory",
+			files: map[string]string{"book/SUMMARY.md": "- [A](d.md)\n", "book/d.md/x": ""},
+			want:  []string{"book/SUMMARY.md:1: chapter file book/d.md is not a regular file"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, tt.files)
+			b, err := Load(dir)
+			if err == nil {
+				t.Fatalf("Load succeeded: %+v", b)
+			}
+			errs := diag.All(err)
+			if len(errs) != len(tt.want) {
+				t.Fatalf("got %d errors, want %d:\n%v", len(errs), len(tt.want), err)
+			}
+			for i, e := range errs {
+				if !strings.Contains(e.Error(), tt.want[i]) {
+					t.Errorf("error %d = %q, want it to contain %q", i, e.Error(), tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestLoadRefusesSymlinkOutsideRepo(t *testing.T) {
+	outside := t.TempDir()
+	writeTree(t, outside, map[string]string{"secret.md": "s"})
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"book/SUMMARY.md": "- [A](a.md)\n"})
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(dir, "book", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	var de *diag.Error
+	if !errors.As(err, &de) || de.Line != 1 || !strings.Contains(de.Msg, "outside the repository") {
+		t.Fatalf("err = %v, want outside-the-repository error at SUMMARY.md:1", err)
+	}
+}

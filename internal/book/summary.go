@@ -1,0 +1,383 @@
+package book
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/ownership-book/ownership/internal/diag"
+)
+
+// SummaryFile is the repository-relative path of the table of contents.
+const SummaryFile = "book/SUMMARY.md"
+
+// ParseSummary parses the text of book/SUMMARY.md in mdBook's format
+// (https://rust-lang.github.io/mdBook/format/summary.html) and returns the
+// optional "# Title" and the top-level entries in order. Chapter files are not
+// read: Item.Source stays nil.
+//
+// The accepted lines, one entry per line:
+//
+//	# Title                  first heading, before any entry: the book's title
+//	[Title](file.md)         prefix chapter (before the numbered list) or
+//	                         suffix chapter (after it); never nested
+//	# Part title             starts (or continues) the numbered list
+//	- [Title](file.md)       numbered chapter ("*" works as well as "-");
+//	    - [Title](sub.md)    nested by indentation (a tab counts as 4 columns)
+//	- [Title]()              draft chapter: numbered, no file
+//	---                      separator (three or more dashes)
+//
+// Blank lines and HTML comments are skipped. Numbering follows mdBook: top
+// level chapters count 1, 2, 3 ... across part titles (a part title does not
+// restart the count), nested ones 1.1, 1.2 ...
+//
+// Anything else is an error at SummaryFile and its line: a list item that is
+// not a single link, a deeper heading, indentation that matches no enclosing
+// item, a numbered chapter after a suffix chapter, a link target that is not
+// a .md file or leaves book/, the same file listed twice.
+func ParseSummary(src []byte) (title string, items []*Item, err error) {
+	p := &summaryParser{seen: map[string]int{}, base: -1}
+	lines := strings.Split(string(src), "\n")
+	inComment := false
+	for i, raw := range lines {
+		p.line = i + 1
+		line := strings.TrimRight(raw, " \t\r")
+		if inComment {
+			if strings.Contains(line, "-->") {
+				inComment = false
+			}
+			continue
+		}
+		indent, rest := leadingIndent(line)
+		switch {
+		case rest == "":
+			continue
+		case strings.HasPrefix(rest, "<!--"):
+			inComment = !strings.Contains(rest[4:], "-->")
+			continue
+		}
+		if err := p.parseLine(indent, rest); err != nil {
+			return "", nil, err
+		}
+	}
+	if inComment {
+		return "", nil, diag.Errorf(SummaryFile, len(lines), "unterminated HTML comment")
+	}
+	return p.title, p.items, nil
+}
+
+type summaryParser struct {
+	line    int
+	title   string
+	items   []*Item
+	section Section
+	// started is set once the first entry (not the title) is seen.
+	started bool
+	// numbered counts top-level numbered chapters across all parts.
+	numbered int
+	// sawNumbered is set once a numbered chapter is seen.
+	sawNumbered bool
+	// firstSuffix is the line of the first suffix chapter, 0 before it.
+	firstSuffix int
+	// base is the indentation of top-level list items, -1 before the first.
+	base int
+	// stack holds the open numbered items, outermost first, with the
+	// indentation of each.
+	stack []openItem
+	// seen maps a chapter path to the line that listed it.
+	seen map[string]int
+}
+
+type openItem struct {
+	indent int
+	item   *Item
+	// childIndent is the indentation of this item's children, -1 before
+	// the first child.
+	childIndent int
+}
+
+func (p *summaryParser) errorf(format string, args ...any) error {
+	return diag.Errorf(SummaryFile, p.line, format, args...)
+}
+
+func (p *summaryParser) parseLine(indent int, rest string) error {
+	switch {
+	case strings.HasPrefix(rest, "#"):
+		return p.heading(indent, rest)
+	case isSeparator(rest):
+		p.stack = nil
+		p.items = append(p.items, &Item{Kind: KindSeparator, Section: p.section, Line: p.line})
+		p.started = true
+		return nil
+	case isListItem(rest):
+		return p.listItem(indent, rest[2:])
+	case strings.HasPrefix(rest, "["):
+		return p.affixChapter(indent, rest)
+	}
+	return p.errorf("unexpected line %q: want a link [Title](file.md), a list item - [Title](file.md), a # part title or ---", clip(rest))
+}
+
+func (p *summaryParser) heading(indent int, rest string) error {
+	level := len(rest) - len(strings.TrimLeft(rest, "#"))
+	text := rest[level:]
+	if text != "" && text[0] != ' ' && text[0] != '\t' {
+		return p.errorf("unexpected line %q: a heading needs a space after #", clip(rest))
+	}
+	if indent > 3 {
+		return p.errorf("heading %q is indented %d columns; headings start at the left margin", clip(rest), indent)
+	}
+	if level != 1 {
+		return p.errorf("heading level %d %q: only level-1 headings (# Part title) are allowed in SUMMARY.md", level, clip(rest))
+	}
+	text = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), "#"))
+	if text == "" {
+		return p.errorf("empty heading")
+	}
+	if !p.started && p.title == "" {
+		p.title = unescape(text)
+		return nil
+	}
+	if p.section == Suffix {
+		return p.errorf("part title %q after the suffix chapters (first at line %d); part titles belong to the numbered list", text, p.firstSuffix)
+	}
+	p.section = Numbered
+	p.stack = nil
+	p.started = true
+	p.items = append(p.items, &Item{Kind: KindPartTitle, Section: Numbered, Title: unescape(text), Line: p.line})
+	return nil
+}
+
+func (p *summaryParser) affixChapter(indent int, rest string) error {
+	if indent > 3 {
+		return p.errorf("unnumbered chapter %q is indented %d columns; prefix and suffix chapters cannot be nested", clip(rest), indent)
+	}
+	switch p.section {
+	case Numbered:
+		if !p.sawNumbered {
+			return p.errorf("unnumbered chapter %q after a part title: a part title must be followed by numbered chapters (- [Title](file.md))", clip(rest))
+		}
+		p.section = Suffix
+		p.firstSuffix = p.line
+	case Suffix:
+	case Prefix:
+	}
+	it, err := p.link(rest)
+	if err != nil {
+		return err
+	}
+	it.Section = p.section
+	p.stack = nil
+	p.started = true
+	p.items = append(p.items, it)
+	return nil
+}
+
+func (p *summaryParser) listItem(indent int, rest string) error {
+	if p.section == Suffix {
+		return p.errorf("numbered chapter after the suffix chapter at line %d: unnumbered chapters after the numbered list are suffix chapters, and nothing numbered may follow them (prefix chapters go before the first numbered one)", p.firstSuffix)
+	}
+	rest = strings.TrimLeft(rest, " \t")
+	if !strings.HasPrefix(rest, "[") {
+		return p.errorf("list item %q is not a link: want - [Title](file.md) or - [Title]() for a draft", clip(rest))
+	}
+	it, err := p.link(rest)
+	if err != nil {
+		return err
+	}
+	it.Section = Numbered
+	p.section = Numbered
+	p.started = true
+	p.sawNumbered = true
+
+	if p.base < 0 {
+		p.base = indent
+	}
+	for len(p.stack) > 0 && indent < p.stack[len(p.stack)-1].indent {
+		p.stack = p.stack[:len(p.stack)-1]
+	}
+	if len(p.stack) > 0 && indent == p.stack[len(p.stack)-1].indent {
+		p.stack = p.stack[:len(p.stack)-1]
+	}
+	if len(p.stack) == 0 {
+		if indent != p.base {
+			if indent > p.base {
+				return p.errorf("list item indented %d columns but no chapter above it to nest under (top-level items are indented %d)", indent, p.base)
+			}
+			return p.errorf("list item indented %d columns, less than the top-level items (%d)", indent, p.base)
+		}
+		p.numbered++
+		it.Number = []int{p.numbered}
+		p.items = append(p.items, it)
+	} else {
+		parent := &p.stack[len(p.stack)-1]
+		if parent.childIndent >= 0 && parent.childIndent != indent {
+			return p.errorf("list item indented %d columns but its siblings under %q are indented %d: inconsistent nesting", indent, parent.item.Title, parent.childIndent)
+		}
+		parent.childIndent = indent
+		it.Number = append(append([]int(nil), parent.item.Number...), len(parent.item.Children)+1)
+		parent.item.Children = append(parent.item.Children, it)
+	}
+	p.stack = append(p.stack, openItem{indent: indent, item: it, childIndent: -1})
+	return nil
+}
+
+// link parses "[Title](target)" filling a chapter Item.
+func (p *summaryParser) link(s string) (*Item, error) {
+	// Title: up to the matching ']', honouring backslash escapes and
+	// nested brackets.
+	depth, end := 0, -1
+	for i := 0; i < len(s) && end < 0; i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '[':
+			depth++
+		case ']':
+			depth--
+			if depth == 0 {
+				end = i
+			}
+		}
+	}
+	if end < 0 {
+		return nil, p.errorf("unterminated link %q: want [Title](file.md)", clip(s))
+	}
+	title := strings.TrimSpace(unescape(s[1:end]))
+	rest := s[end+1:]
+	if !strings.HasPrefix(rest, "(") {
+		return nil, p.errorf("%q is not a link: want [Title](file.md)", clip(s))
+	}
+	rest = rest[1:]
+	var target string
+	if strings.HasPrefix(rest, "<") {
+		j := strings.IndexByte(rest, '>')
+		if j < 0 {
+			return nil, p.errorf("unterminated <target> in link %q", clip(s))
+		}
+		target, rest = rest[1:j], rest[j+1:]
+		if !strings.HasPrefix(rest, ")") {
+			return nil, p.errorf("link %q: want ) after <target>", clip(s))
+		}
+		rest = rest[1:]
+	} else {
+		j := strings.IndexByte(rest, ')')
+		if j < 0 {
+			return nil, p.errorf("unterminated link %q: want [Title](file.md)", clip(s))
+		}
+		target, rest = rest[:j], rest[j+1:]
+		if strings.ContainsAny(target, " \t") {
+			return nil, p.errorf("link target %q contains a space: write <%s> or use %%20", target, target)
+		}
+	}
+	if strings.TrimSpace(rest) != "" {
+		return nil, p.errorf("unexpected text %q after the link; an entry is one link on its own line", clip(rest))
+	}
+	if title == "" {
+		return nil, p.errorf("link with an empty title")
+	}
+	it := &Item{Kind: KindChapter, Title: title, Line: p.line}
+	if target == "" {
+		it.Draft = true
+		return it, nil
+	}
+	clean, err := p.chapterPath(target)
+	if err != nil {
+		return nil, err
+	}
+	if prev, ok := p.seen[clean]; ok {
+		return nil, p.errorf("chapter file book/%s is already listed at line %d; each file may appear once", clean, prev)
+	}
+	p.seen[clean] = p.line
+	it.Path = clean
+	return it, nil
+}
+
+// chapterPath checks a link target and returns it cleaned, relative to
+// book/.
+func (p *summaryParser) chapterPath(target string) (string, error) {
+	if strings.Contains(target, "#") || strings.Contains(target, "?") {
+		return "", p.errorf("link target %q: a chapter is a whole .md file, without #fragment or ?query", target)
+	}
+	u, err := url.PathUnescape(target)
+	if err != nil {
+		return "", p.errorf("link target %q: %v", target, err)
+	}
+	if strings.Contains(u, "://") || strings.HasPrefix(u, "mailto:") {
+		return "", p.errorf("link target %q is a URL; a chapter is a .md file under book/", target)
+	}
+	if !strings.HasSuffix(u, ".md") {
+		return "", p.errorf("link target %q is not a .md file", target)
+	}
+	if strings.HasPrefix(u, "/") || strings.Contains(u, "\\") || strings.ContainsRune(u, 0) {
+		return "", p.errorf("link target %q must be a relative slash-separated path inside book/", target)
+	}
+	clean := path.Clean(u)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", p.errorf("link target %q escapes book/", target)
+	}
+	return clean, nil
+}
+
+// leadingIndent returns the indentation of line in columns (a tab advances
+// to the next multiple of 4) and the rest of the line.
+func leadingIndent(line string) (int, string) {
+	col := 0
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case ' ':
+			col++
+		case '\t':
+			col += 4 - col%4
+		default:
+			return col, line[i:]
+		}
+	}
+	return col, ""
+}
+
+func isSeparator(s string) bool {
+	return len(s) >= 3 && strings.Trim(s, "-") == ""
+}
+
+func isListItem(s string) bool {
+	return len(s) >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && (s[1] == ' ' || s[1] == '\t')
+}
+
+// unescape removes CommonMark backslash escapes of ASCII punctuation.
+func unescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max]) + "…"
+}
+
+// NumberString formats a numbered chapter's section number as mdBook
+// prints it ("1.2."); "" for an unnumbered item.
+func (it *Item) NumberString() string {
+	var b strings.Builder
+	for _, x := range it.Number {
+		fmt.Fprintf(&b, "%d.", x)
+	}
+	return b.String()
+}
