@@ -83,4 +83,3 @@ type Book struct {
 	// numbered ones depth first, suffix chapters.
 	Chapters []*Item
 }
-
