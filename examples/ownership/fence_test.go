@@ -1,0 +1,73 @@
+package ownership
+
+import (
+	"errors"
+	"testing"
+)
+
+// Authority is one predicate, true only in Owned, for the owner, at the
+// owner's epoch; nobody has authority in the middle of a handover.
+// Reference: seed "Ownership: epochs and fencing", Who may mutate.
+func TestMayMutate(t *testing.T) {
+	cases := []struct {
+		s     State
+		node  NodeID
+		epoch Epoch
+		want  bool
+	}{
+		{ownedA, "A", 41, true},
+		{ownedA, "A", 40, false},
+		{ownedA, "A", 42, false},
+		{ownedA, "B", 41, false},
+		{transferringA, "A", 41, false},
+		{transferringA, "A", 42, false},
+		{transferringA, "B", 42, false},
+		{unownedB, "B", 42, false},
+		{unownedB, "A", 41, false},
+		{Owned{Owner: "B", Epoch: 42}, "B", 42, true},
+		{Owned{Owner: "B", Epoch: 42}, "A", 41, false},
+		{nil, "A", 0, false},
+	}
+	for _, c := range cases {
+		if got := MayMutate(c.s, c.node, c.epoch); got != c.want {
+			t.Errorf("MayMutate(%v, %s, %d) = %v, want %v", c.s, c.node, c.epoch, got, c.want)
+		}
+	}
+}
+
+// While Transferring the current epoch is the new one, which makes the
+// outgoing owner stale at once; a server admits e iff e >= current epoch.
+// Reference: seed "Ownership: epochs and fencing", Who may mutate.
+func TestCurrentEpochAndValidFence(t *testing.T) {
+	cases := []struct {
+		s       State
+		current Epoch
+	}{
+		{ownedA, 41},
+		{transferringA, 42},
+		{unownedB, 42},
+		{Owned{Owner: "B", Epoch: 42}, 42},
+		{nil, 0},
+	}
+	for _, c := range cases {
+		if got := CurrentEpoch(c.s); got != c.current {
+			t.Errorf("CurrentEpoch(%v) = %d, want %d", c.s, got, c.current)
+		}
+		for _, e := range []Epoch{0, c.current - 1, c.current, c.current + 1} {
+			want := e >= c.current
+			if got := ValidFence(c.s, e); got != want {
+				t.Errorf("ValidFence(%v, %d) = %v, want %v", c.s, e, got, want)
+			}
+			err := Fence(c.s, e)
+			if want != (err == nil) {
+				t.Errorf("Fence(%v, %d) = %v, want pass=%v", c.s, e, err, want)
+			}
+			if err != nil && !errors.Is(err, ErrStaleEpoch) {
+				t.Errorf("Fence(%v, %d) = %v, want ErrStaleEpoch", c.s, e, err)
+			}
+		}
+	}
+	if ValidFence(transferringA, 41) {
+		t.Errorf("the outgoing owner's epoch 41 passes the fence in %v", transferringA)
+	}
+}
