@@ -1,0 +1,46 @@
+package site
+
+import (
+	"fmt"
+	"html"
+	"regexp"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/render"
+)
+
+var idAttr = regexp.MustCompile(`\sid="([^"]*)"`)
+
+// CheckLinks checks that every link between chapters that names a
+// #fragment names an element of the target page (a heading, a footnote, an
+// element with an id in raw HTML). pages[i] is the rendering of
+// b.Chapters[i]. Problems are returned as a diag.List naming the line of
+// each link.
+func CheckLinks(b *book.Book, pages []*render.Page) error {
+	ids := make(map[string]map[string]bool, len(pages))
+	for i, ch := range b.Chapters {
+		set := map[string]bool{}
+		for _, h := range pages[i].Headings {
+			set[h.ID] = true
+		}
+		for _, m := range idAttr.FindAllSubmatch(pages[i].HTML, -1) {
+			set[html.UnescapeString(string(m[1]))] = true
+		}
+		ids[ch.Path] = set
+	}
+	var errs diag.List
+	for _, pg := range pages {
+		for _, l := range pg.Links {
+			set, ok := ids[l.Target]
+			if !ok {
+				errs = append(errs, &diag.Error{File: l.File, Line: l.Line, Msg: fmt.Sprintf("link to book/%s, which is not a chapter", l.Target)})
+				continue
+			}
+			if l.Fragment != "" && !set[l.Fragment] {
+				errs = append(errs, &diag.Error{File: l.File, Line: l.Line, Msg: fmt.Sprintf("link to book/%s#%s: the page has no element with id %q", l.Target, l.Fragment, l.Fragment)})
+			}
+		}
+	}
+	return errs.Err()
+}

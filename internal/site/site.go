@@ -1,0 +1,302 @@
+// Package site writes a rendered book as a static web site: one page per
+// chapter (book/a/b.md becomes a/b.html), index.html (a copy of the first
+// chapter, as mdBook does), a 404 page, the theme's assets under
+// content-hashed names (book.3f2a9c1e.css) and the book's non-Markdown files
+// (images).
+//
+// The site is built in a temporary sibling of the output folder and swapped
+// in only when every file was written, so a failed build leaves the previous
+// output as it was.
+package site
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/render"
+	"github.com/ownership-book/ownership/theme"
+)
+
+// Marker is the file every output folder holds. Write refuses to replace a
+// non-empty folder without it, so that a mistyped -o never deletes sources.
+const Marker = ".bookgen-site"
+
+// Result tells what Write produced.
+type Result struct {
+	Pages int      // chapter pages written (index.html and 404.html not counted)
+	Files []string // every file written, slash paths relative to the output folder, sorted
+}
+
+// Options tune Write.
+type Options struct {
+	// Theme is the theme to use; nil means Book.Root/theme when that folder
+	// holds a page.html, else the embedded default theme.
+	Theme fs.FS
+}
+
+// Write writes the site of b into the folder out. pages[i] is the rendering
+// of b.Chapters[i]. Links between chapters are checked first (CheckLinks).
+// Nothing in out changes unless the whole site was written.
+func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result, error) {
+	if len(pages) != len(b.Chapters) {
+		return nil, fmt.Errorf("site.Write: %d pages for %d chapters", len(pages), len(b.Chapters))
+	}
+	if len(b.Chapters) == 0 {
+		return nil, &diag.Error{File: "book/SUMMARY.md", Msg: "the book has no chapters"}
+	}
+	if err := CheckLinks(b, pages); err != nil {
+		return nil, err
+	}
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOutput(b, out); err != nil {
+		return nil, err
+	}
+	th := opt.Theme
+	if th == nil {
+		th = defaultTheme(b.Root)
+	}
+	files, err := generate(b, pages, th)
+	if err != nil {
+		return nil, err
+	}
+	if err := replaceDir(out, files); err != nil {
+		return nil, err
+	}
+	res := &Result{Pages: len(pages)}
+	for name := range files {
+		res.Files = append(res.Files, name)
+	}
+	slices.Sort(res.Files)
+	return res, nil
+}
+
+// defaultTheme returns root/theme when it has a page.html, else the embedded
+// theme.
+func defaultTheme(root string) fs.FS {
+	if root != "" {
+		dir := filepath.Join(root, "theme")
+		if _, err := os.Stat(filepath.Join(dir, "page.html")); err == nil {
+			return os.DirFS(dir)
+		}
+	}
+	return theme.FS
+}
+
+// checkOutput refuses output folders that would swallow the sources.
+func checkOutput(b *book.Book, out string) error {
+	if b.Root == "" {
+		return nil
+	}
+	root, err := filepath.Abs(b.Root)
+	if err != nil {
+		return err
+	}
+	for _, src := range []string{root, filepath.Join(root, "book"), filepath.Join(root, "examples"), filepath.Join(root, "theme"), filepath.Join(root, "internal"), filepath.Join(root, "cmd")} {
+		if out == src || within(src, out) {
+			return fmt.Errorf("output folder %s would replace the sources in %s", out, src)
+		}
+	}
+	return nil
+}
+
+// within reports whether p is inside dir.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+}
+
+// files maps a slash path inside the site to its content.
+type files map[string][]byte
+
+func (f files) add(name string, data []byte) error {
+	if _, dup := f[name]; dup {
+		return fmt.Errorf("two files of the site are named %s", name)
+	}
+	f[name] = data
+	return nil
+}
+
+// assets are the hashed names of the stylesheet and the script.
+type assets struct{ css, js string }
+
+// generate produces every file of the site in memory.
+func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
+	out := files{}
+	tmplText, err := fs.ReadFile(th, "page.html")
+	if err != nil {
+		return nil, fmt.Errorf("theme: %w", err)
+	}
+	tmpl, err := template.New("page.html").Parse(string(tmplText))
+	if err != nil {
+		return nil, fmt.Errorf("theme/page.html: %w", err)
+	}
+	css, err := fs.ReadFile(th, "book.css")
+	if err != nil {
+		return nil, fmt.Errorf("theme: %w", err)
+	}
+	js, err := fs.ReadFile(th, "book.js")
+	if err != nil {
+		return nil, fmt.Errorf("theme: %w", err)
+	}
+	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
+	a := assets{css: hashedName("book", ".css", css), js: hashedName("book", ".js", js)}
+	if err := out.add(a.css, css); err != nil {
+		return nil, err
+	}
+	if err := out.add(a.js, js); err != nil {
+		return nil, err
+	}
+	if err := copyTree(out, th, "static", ""); err != nil {
+		return nil, err
+	}
+	if err := copyBookFiles(out, b); err != nil {
+		return nil, err
+	}
+
+	for i, ch := range b.Chapters {
+		html, err := page(tmpl, b, pages, i, ch.Path, a)
+		if err != nil {
+			return nil, err
+		}
+		if err := out.add(htmlPath(ch.Path), html); err != nil {
+			return nil, err
+		}
+	}
+	// index.html is the first chapter, written at the site root.
+	if _, taken := out["index.html"]; !taken {
+		html, err := page(tmpl, b, pages, 0, "index.md", a)
+		if err != nil {
+			return nil, err
+		}
+		if err := out.add("index.html", html); err != nil {
+			return nil, err
+		}
+	}
+	if _, taken := out["404.html"]; !taken {
+		html, err := notFound(tmpl, b, a)
+		if err != nil {
+			return nil, err
+		}
+		if err := out.add("404.html", html); err != nil {
+			return nil, err
+		}
+	}
+	if err := out.add(Marker, []byte("This folder is written by bookgen and replaced on every build.\n")); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// hashedName returns base.<8 hex digits of SHA-256>.ext.
+func hashedName(base, ext string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return base + "." + hex.EncodeToString(sum[:4]) + ext
+}
+
+// htmlPath maps "a/b.md" to "a/b.html".
+func htmlPath(p string) string { return strings.TrimSuffix(p, ".md") + ".html" }
+
+// relRoot returns the relative path from the page at sitePath to the site
+// root: "" for "x.html", "../" for "a/x.html".
+func relRoot(sitePath string) string {
+	return strings.Repeat("../", strings.Count(sitePath, "/"))
+}
+
+// copyTree copies every file under dir of fsys to prefix in the site.
+func copyTree(out files, fsys fs.FS, dir, prefix string) error {
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == dir {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
+		return out.add(path.Join(prefix, rel), data)
+	})
+	if err != nil {
+		return fmt.Errorf("theme: %w", err)
+	}
+	return nil
+}
+
+// copyBookFiles copies the book folder's files that are not Markdown and not
+// book.toml (images, diagrams) to the same place in the site.
+func copyBookFiles(out files, b *book.Book) error {
+	if b.Dir == "" {
+		return nil
+	}
+	return filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if strings.HasPrefix(name, ".") && p != b.Dir {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || strings.HasSuffix(name, ".md") || strings.HasSuffix(name, "~") {
+			return nil
+		}
+		rel, err := filepath.Rel(b.Dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "book.toml" {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return err
+		}
+		return out.add(rel, data)
+	})
+}
+
+// numberString formats a section number: [2 1] is "2.1.".
+func numberString(n []int) string {
+	if len(n) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	for _, x := range n {
+		b.WriteString(strconv.Itoa(x))
+		b.WriteByte('.')
+	}
+	return b.String()
+}

@@ -1,0 +1,234 @@
+package site
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/render"
+)
+
+// testBook is a book of an introduction, a part title, a numbered chapter
+// with a nested one, a draft and a separator; pages are hand-made.
+func testBook(t *testing.T) (*book.Book, []*render.Page) {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "book", "img"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "book", "img", "d.svg"), []byte("<svg/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	intro := &book.Item{Kind: book.KindChapter, Title: "Introduction", Path: "introduction.md"}
+	part := &book.Item{Kind: book.KindPartTitle, Title: "Enforcing one writer"}
+	own := &book.Item{Kind: book.KindChapter, Section: book.Numbered, Title: "Ownership", Path: "ownership.md", Number: []int{1}}
+	deep := &book.Item{Kind: book.KindChapter, Section: book.Numbered, Title: "Takeover", Path: "stream/takeover.md", Number: []int{1, 1}}
+	draft := &book.Item{Kind: book.KindChapter, Section: book.Numbered, Title: "Raft", Number: []int{2}, Draft: true}
+	sep := &book.Item{Kind: book.KindSeparator}
+	own.Children = []*book.Item{deep}
+	b := &book.Book{
+		Root: root,
+		Dir:  filepath.Join(root, "book"),
+		Config: book.Config{
+			Title:           "Ownership",
+			Authors:         []string{"A", "B"},
+			Description:     "A book.",
+			Language:        "en",
+			SiteURL:         "https://example.org/",
+			Repository:      "https://github.com/o/r",
+			EditURLTemplate: "https://github.com/o/r/edit/main/{path}",
+		},
+		Items:    []*book.Item{intro, part, own, draft, sep},
+		Chapters: []*book.Item{intro, own, deep},
+	}
+	pages := []*render.Page{
+		{HTML: []byte(`<h1 id="introduction">Introduction</h1><p><a href="ownership.html#rule">rule</a></p>`), Title: "Introduction",
+			Headings: []render.Heading{{Level: 1, ID: "introduction", Text: "Introduction"}},
+			Links:    []render.Link{{Target: "ownership.md", Fragment: "rule", File: "book/introduction.md", Line: 3}},
+			Summary:  "Why one writer."},
+		{HTML: []byte(`<h1 id="ownership">Ownership</h1><h2 id="rule">The rule</h2>`), Title: "Ownership: epochs",
+			Headings: []render.Heading{{Level: 1, ID: "ownership", Text: "Ownership"}, {Level: 2, ID: "rule", Text: "The rule"}}},
+		{HTML: []byte(`<h1 id="takeover">Takeover</h1>`), Title: "Takeover",
+			Headings: []render.Heading{{Level: 1, ID: "takeover", Text: "Takeover"}}},
+	}
+	return b, pages
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestWriteLayout(t *testing.T) {
+	b, pages := testBook(t)
+	out := filepath.Join(t.TempDir(), "site")
+	res, err := Write(b, pages, out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pages != 3 {
+		t.Errorf("Pages = %d, want 3", res.Pages)
+	}
+	for _, f := range []string{"introduction.html", "ownership.html", "stream/takeover.html", "index.html", "404.html", "favicon.svg", "img/d.svg", Marker} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	var css, js int
+	hashed := regexp.MustCompile(`^book\.[0-9a-f]{8}\.(css|js)$`)
+	for _, f := range res.Files {
+		if m := hashed.FindStringSubmatch(f); m != nil {
+			if m[1] == "css" {
+				css++
+			} else {
+				js++
+			}
+		}
+	}
+	if css != 1 || js != 1 {
+		t.Errorf("hashed assets: %d css, %d js in %v", css, js, res.Files)
+	}
+
+	deep := read(t, filepath.Join(out, "stream", "takeover.html"))
+	for _, want := range []string{
+		`<link rel="stylesheet" href="../book.`,
+		`<a href="../ownership.html"><strong>1.</strong> Ownership</a>`,
+		`<a href="../stream/takeover.html" aria-current="page"><strong>1.1.</strong> Takeover</a>`,
+		`<li class="part-title">Enforcing one writer</li>`,
+		`<span class="draft" aria-disabled="true" title="Not written yet"><strong>2.</strong> Raft</span>`,
+		`<li class="spacer" role="separator"></li>`,
+		`class="pager-prev" href="../ownership.html"`,
+		`href="https://github.com/o/r/edit/main/book/stream/takeover.md"`,
+		`<title>Takeover · Ownership</title>`,
+		`<link rel="canonical" href="https://example.org/stream/takeover.html">`,
+	} {
+		if !strings.Contains(deep, want) {
+			t.Errorf("stream/takeover.html lacks %s", want)
+		}
+	}
+	if strings.Contains(deep, "pager-next") {
+		t.Error("last chapter has a next link")
+	}
+	own := read(t, filepath.Join(out, "ownership.html"))
+	for _, want := range []string{
+		`class="pager-prev" href="introduction.html"`,
+		`class="pager-next" href="stream/takeover.html"`,
+		`<li class="level-2"><a href="#rule">The rule</a></li>`,
+		`<meta name="description" content="A book.">`,
+	} {
+		if !strings.Contains(own, want) {
+			t.Errorf("ownership.html lacks %s", want)
+		}
+	}
+	index := read(t, filepath.Join(out, "index.html"))
+	if !strings.Contains(index, `<title>Ownership</title>`) || !strings.Contains(index, `<a href="ownership.html#rule">`) ||
+		!strings.Contains(index, `<a href="introduction.html" aria-current="page">`) {
+		t.Errorf("index.html is not the introduction:\n%s", index)
+	}
+	nf := read(t, filepath.Join(out, "404.html"))
+	if !strings.Contains(nf, `href="/book.`) || !strings.Contains(nf, `href="/introduction.html"`) {
+		t.Errorf("404.html links are not absolute:\n%s", nf)
+	}
+}
+
+func TestWriteIsDeterministic(t *testing.T) {
+	b, pages := testBook(t)
+	dir := t.TempDir()
+	a, c := filepath.Join(dir, "a"), filepath.Join(dir, "c")
+	ra, err := Write(b, pages, a, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(b, pages, c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ra.Files {
+		if !bytes.Equal([]byte(read(t, filepath.Join(a, f))), []byte(read(t, filepath.Join(c, f)))) {
+			t.Errorf("%s differs between two builds", f)
+		}
+	}
+}
+
+func TestAssetNameFollowsContent(t *testing.T) {
+	x := hashedName("book", ".css", []byte("a"))
+	if x != hashedName("book", ".css", []byte("a")) || x == hashedName("book", ".css", []byte("b")) {
+		t.Errorf("hashedName not a content hash: %s", x)
+	}
+}
+
+func TestBrokenAnchorFailsAndKeepsOutput(t *testing.T) {
+	b, pages := testBook(t)
+	out := filepath.Join(t.TempDir(), "site")
+	if _, err := Write(b, pages, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	sentinel := filepath.Join(out, "sentinel.txt")
+	if err := os.WriteFile(sentinel, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pages[0].Links[0].Fragment = "nope"
+	_, err := Write(b, pages, out, Options{})
+	es := diag.All(err)
+	if len(es) != 1 || es[0].File != "book/introduction.md" || es[0].Line != 3 || !strings.Contains(es[0].Msg, "nope") {
+		t.Fatalf("err = %v, want book/introduction.md:3 about #nope", err)
+	}
+	if read(t, sentinel) != "keep" {
+		t.Error("sentinel changed")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(out))
+	if len(entries) != 1 {
+		t.Errorf("leftovers beside the output: %v", entries)
+	}
+	// A good build replaces the folder.
+	pages[0].Links[0].Fragment = "rule"
+	if _, err := Write(b, pages, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(sentinel); !os.IsNotExist(err) {
+		t.Error("sentinel survived a successful build: folder not replaced")
+	}
+	entries, _ = os.ReadDir(filepath.Dir(out))
+	if len(entries) != 1 {
+		t.Errorf("leftovers beside the output: %v", entries)
+	}
+}
+
+func TestRefusesForeignFolder(t *testing.T) {
+	b, pages := testBook(t)
+	out := filepath.Join(t.TempDir(), "notes")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "mine.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(b, pages, out, Options{}); err == nil || !strings.Contains(err.Error(), Marker) {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if read(t, filepath.Join(out, "mine.txt")) != "x" {
+		t.Error("foreign folder changed")
+	}
+	if _, err := Write(b, pages, filepath.Join(b.Root, "book"), Options{}); err == nil {
+		t.Error("writing over book/ was accepted")
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	long := strings.Repeat("word ", 60)
+	d := describe(long, "x")
+	if len([]rune(d)) > 161 || !strings.HasSuffix(d, "…") || strings.Contains(d, "wor…") {
+		t.Errorf("describe = %q", d)
+	}
+	if describe("", "fallback") != "fallback" {
+		t.Error("no fallback")
+	}
+}

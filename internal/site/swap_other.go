@@ -1,0 +1,8 @@
+//go:build !linux
+
+package site
+
+import "errors"
+
+// exchange is unavailable: replaceDir falls back to two renames.
+func exchange(a, b string) error { return errors.New("no atomic exchange on this system") }
