@@ -3,14 +3,56 @@
 // text they name, and keeps, for every output line, the file and line it came
 // from.
 //
-// CONTRACT (shared by the bookgen stages; implementation in progress).
+// The rules are mdBook's (https://rust-lang.github.io/mdBook/format/mdbook.html,
+// "Including files" and "Including portions of a file"):
+//
+//	{{#include file}}          the whole file
+//	{{#include file:N}}        line N only
+//	{{#include file:N:M}}      lines N to M, inclusive
+//	{{#include file:N:}}       line N to the end
+//	{{#include file::M}}       line 1 to line M
+//	{{#include file:name}}     the lines between "ANCHOR: name" and
+//	                           "ANCHOR_END: name"
+//	\{{#include file}}         not a directive: printed as {{#include file}}
+//
+// An anchor marker is any line containing "ANCHOR: name" or
+// "ANCHOR_END: name" (name is letters, digits, '_' and '-'), so it can sit in
+// any comment style ("// ANCHOR: x", "# ANCHOR: x", "<!-- ANCHOR: x -->").
+// Marker lines of every name are dropped from whatever is included, so they
+// never reach a page. The included text replaces the directive; its last
+// line's newline is not included (the directive's own line end follows it),
+// as in mdBook. Directives are expanded everywhere in the chapter, including
+// inside fenced code blocks: that is how code gets into them.
+//
+// Where bookgen is stricter than mdBook, it reports an error instead of
+// including less than the author meant: an anchor that is not found or not
+// closed, a line range outside the file, a missing file, a path that leaves
+// the repository (after resolving symlinks), and mdBook's other directives
+// ({{#rustdoc_include}}, {{#playground}}, {{#title}} ...), which bookgen does
+// not implement. Included Markdown files (.md) have their own directives
+// expanded, relative to their own directory, up to MaxDepth levels and
+// without cycles; other files (Go source) are included verbatim.
 package expand
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
 )
+
+// MaxDepth is how deeply included Markdown files may include others
+// (mdBook's MAX_LINK_NESTED_DEPTH).
+const MaxDepth = 10
 
 // Origin is where one line of expanded Markdown came from.
 type Origin struct {
@@ -29,8 +71,505 @@ type Doc struct {
 	Deps []string
 }
 
+// Origin returns the origin of 1-based line n of d.Markdown, or the chapter
+// file and n when n is out of range.
+func (d *Doc) Origin(n int) Origin {
+	if n >= 1 && n <= len(d.Origins) {
+		return d.Origins[n-1]
+	}
+	return Origin{File: d.Chapter.File(), Line: n}
+}
+
 // Expand expands ch's includes. Errors are *diag.Error values naming the
-// chapter file and the line of the directive.
+// file and line of the directive (the chapter's, or an included Markdown
+// file's, with the chain of includes in Detail); several problems in one
+// chapter come back together as a diag.List.
 func Expand(b *book.Book, ch *book.Item) (*Doc, error) {
-	return nil, errors.New("expand.Expand: not implemented yet")
+	if ch.Path == "" {
+		return nil, diag.Errorf(book.SummaryFile, ch.Line, "chapter %q is a draft: nothing to expand", ch.Title)
+	}
+	realRoot, err := filepath.EvalSymlinks(b.Root)
+	if err != nil {
+		return nil, diag.Errorf("", 0, "repository root %s: %v", b.Root, err)
+	}
+	x := &expander{root: b.Root, realRoot: realRoot, deps: map[string]bool{}}
+	file := ch.File()
+	src := splitLines(string(ch.Source), file)
+	real, err := filepath.EvalSymlinks(filepath.Join(b.Root, filepath.FromSlash(file)))
+	if err != nil {
+		real = filepath.Join(b.Root, filepath.FromSlash(file))
+	}
+	x.stack = []string{real}
+	out := x.lines(src, path.Dir(file), 0, nil)
+	if len(x.errs) == 1 {
+		return nil, x.errs[0]
+	}
+	if err := x.errs.Err(); err != nil {
+		return nil, err
+	}
+	d := &Doc{Chapter: ch}
+	var md strings.Builder
+	for i, l := range out {
+		if i > 0 {
+			md.WriteByte('\n')
+		}
+		md.WriteString(l.text)
+		d.Origins = append(d.Origins, l.origin)
+	}
+	d.Markdown = []byte(md.String())
+	if n := len(d.Origins); n > 0 && out[n-1].text == "" && strings.HasSuffix(string(ch.Source), "\n") {
+		// The empty string after the final newline is not a line.
+		d.Origins = d.Origins[:n-1]
+	}
+	for f := range x.deps {
+		d.Deps = append(d.Deps, f)
+	}
+	sort.Strings(d.Deps)
+	return d, nil
+}
+
+// All expands every chapter of b in reading order. It returns the Docs of
+// the chapters that expanded cleanly and, when any did not, a diag.List of
+// every problem found.
+func All(b *book.Book) ([]*Doc, error) {
+	var docs []*Doc
+	var errs diag.List
+	for _, ch := range b.Chapters {
+		d, err := Expand(b, ch)
+		if err != nil {
+			errs = append(errs, diag.All(err)...)
+			continue
+		}
+		docs = append(docs, d)
+	}
+	return docs, errs.Err()
+}
+
+// line is one line of text with its origin.
+type line struct {
+	text   string
+	origin Origin
+}
+
+// splitLines splits src into lines numbered from 1 in file. A final "\n"
+// yields a last, empty line (so that joining with "\n" gives src back).
+func splitLines(src, file string) []line {
+	parts := strings.Split(src, "\n")
+	out := make([]line, len(parts))
+	for i, p := range parts {
+		out[i] = line{p, Origin{file, i + 1}}
+	}
+	return out
+}
+
+type expander struct {
+	root, realRoot string
+	stack          []string // real paths of the files being expanded
+	deps           map[string]bool
+	errs           diag.List
+}
+
+func (x *expander) fail(at Origin, chain []Origin, format string, args ...any) {
+	e := diag.Errorf(at.File, at.Line, format, args...)
+	var d []string
+	for i := len(chain) - 1; i >= 0; i-- {
+		d = append(d, fmt.Sprintf("included from %s:%d", chain[i].File, chain[i].Line))
+	}
+	e.Detail = strings.Join(d, "\n")
+	x.errs = append(x.errs, e)
+}
+
+// lines expands the directives in src, whose relative paths resolve
+// against dir (repository-relative). chain holds the directive positions
+// that led here.
+func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []line {
+	var out []line
+	for _, l := range src {
+		segs, err := ScanLine(l.text)
+		if err != nil {
+			x.fail(l.origin, chain, "%v", err)
+			out = append(out, l)
+			continue
+		}
+		cur := line{origin: l.origin}
+		var b strings.Builder
+		prefixBlank := true
+		for _, s := range segs {
+			if s.Directive == nil {
+				b.WriteString(s.Text)
+				if strings.TrimSpace(s.Text) != "" {
+					prefixBlank = false
+				}
+				continue
+			}
+			inc, ok := x.include(*s.Directive, l.origin, dir, depth, chain)
+			if !ok {
+				b.WriteString(s.Text)
+				continue
+			}
+			for i, il := range inc {
+				if i > 0 {
+					cur.text = b.String()
+					out = append(out, cur)
+					b.Reset()
+					cur = line{origin: il.origin}
+				} else if prefixBlank {
+					cur.origin = il.origin
+				}
+				b.WriteString(il.text)
+			}
+			prefixBlank = false
+		}
+		cur.text = b.String()
+		out = append(out, cur)
+	}
+	return out
+}
+
+// include returns the lines a directive at `at` names.
+func (x *expander) include(d Directive, at Origin, dir string, depth int, chain []Origin) ([]line, bool) {
+	if d.Unsupported != "" {
+		x.fail(at, chain, "{{#%s}} is not supported by bookgen; use {{#include path}}, {{#include path:anchor}} or {{#include path:N:M}}", d.Unsupported)
+		return nil, false
+	}
+	if filepath.IsAbs(d.Path) || strings.HasPrefix(d.Path, "/") {
+		x.fail(at, chain, "include path %q is absolute; write it relative to %s", d.Path, at.File)
+		return nil, false
+	}
+	rel := path.Join(dir, d.Path)
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		x.fail(at, chain, "include path %q leaves the repository", d.Path)
+		return nil, false
+	}
+	abs := filepath.Join(x.root, filepath.FromSlash(rel))
+	fi, err := os.Stat(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			x.fail(at, chain, "included file %s does not exist", rel)
+		} else {
+			x.fail(at, chain, "included file %s: %v", rel, err)
+		}
+		return nil, false
+	}
+	if !fi.Mode().IsRegular() {
+		x.fail(at, chain, "included file %s is not a regular file", rel)
+		return nil, false
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		x.fail(at, chain, "included file %s: %v", rel, err)
+		return nil, false
+	}
+	if r, err := filepath.Rel(x.realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		x.fail(at, chain, "included file %s resolves to %s, outside the repository", rel, real)
+		return nil, false
+	}
+	for _, s := range x.stack {
+		if s == real {
+			x.fail(at, chain, "include cycle: %s includes itself", rel)
+			return nil, false
+		}
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		x.fail(at, chain, "included file %s: %v", rel, err)
+		return nil, false
+	}
+	x.deps[rel] = true
+
+	all := splitLines(string(data), rel)
+	if len(data) == 0 {
+		all = nil
+	} else if strings.HasSuffix(string(data), "\n") {
+		all = all[:len(all)-1]
+	}
+	sel, err := d.selectLines(all, rel)
+	if err != nil {
+		x.fail(at, chain, "{{#include %s}}: %v", d.Args, err)
+		return nil, false
+	}
+	if !isMarkdown(rel) {
+		return sel, true
+	}
+	if depth+1 >= MaxDepth {
+		x.fail(at, chain, "includes nested more than %d deep", MaxDepth)
+		return nil, false
+	}
+	x.stack = append(x.stack, real)
+	defer func() { x.stack = x.stack[:len(x.stack)-1] }()
+	n := len(x.errs)
+	out := x.lines(sel, path.Dir(rel), depth+1, append(chain[:len(chain):len(chain)], at))
+	return out, len(x.errs) == n
+}
+
+func isMarkdown(p string) bool {
+	ext := strings.ToLower(path.Ext(p))
+	return ext == ".md" || ext == ".markdown"
+}
+
+// Directive is one parsed {{#include ...}}.
+type Directive struct {
+	// Args is the text after "#include", trimmed ("file.go:state").
+	Args string
+	// Path is the file, relative to the including file's directory.
+	Path string
+	// Anchor is the anchor name, "" for a line range or the whole file.
+	Anchor string
+	// Start and End are the 1-based inclusive line range; 0 means "from
+	// the first line" (Start) or "to the last line" (End).
+	Start, End int
+	// Unsupported is the name of an mdBook directive bookgen does not
+	// implement ("rustdoc_include"); the other fields are then empty.
+	Unsupported string
+}
+
+// mdBookDirectives are mdBook's directive names other than include.
+var mdBookDirectives = map[string]bool{
+	"rustdoc_include": true, "playground": true, "playpen": true, "title": true, "template": true,
+}
+
+// ParseDirective parses the arguments of {{#include ARGS}}: a path, then
+// optionally ":anchor", ":N", ":N:M", ":N:" or "::M" (mdBook's forms).
+// The path is everything before the first ':'.
+func ParseDirective(args string) (Directive, error) {
+	d := Directive{Args: args}
+	if args == "" {
+		return d, errors.New("{{#include}} needs a path")
+	}
+	if strings.ContainsAny(args, " \t") {
+		return d, fmt.Errorf("{{#include %s}}: a path must not contain spaces", args)
+	}
+	p, spec, hasSpec := strings.Cut(args, ":")
+	if p == "" {
+		return d, fmt.Errorf("{{#include %s}}: empty path", args)
+	}
+	d.Path = p
+	if !hasSpec {
+		return d, nil
+	}
+	first, second, isRange := strings.Cut(spec, ":")
+	if !isRange {
+		if isNumber(first) {
+			n, err := lineNumber(first, args)
+			if err != nil {
+				return d, err
+			}
+			d.Start, d.End = n, n
+			return d, nil
+		}
+		if !anchorNameRE.MatchString(first) {
+			return d, fmt.Errorf("{{#include %s}}: %q is neither a line number nor an anchor name (letters, digits, _ and -)", args, first)
+		}
+		d.Anchor = first
+		return d, nil
+	}
+	if strings.Contains(second, ":") {
+		return d, fmt.Errorf("{{#include %s}}: too many ':'; want path:N:M", args)
+	}
+	if first == "" && second == "" {
+		return d, fmt.Errorf("{{#include %s}}: empty line range; want path:N:M, path:N: or path::M", args)
+	}
+	var err error
+	if first != "" {
+		if d.Start, err = lineNumber(first, args); err != nil {
+			return d, err
+		}
+	}
+	if second != "" {
+		if d.End, err = lineNumber(second, args); err != nil {
+			return d, err
+		}
+	}
+	if d.Start > 0 && d.End > 0 && d.End < d.Start {
+		return d, fmt.Errorf("{{#include %s}}: range ends (line %d) before it starts (line %d)", args, d.End, d.Start)
+	}
+	return d, nil
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func lineNumber(s, args string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || !isNumber(s) {
+		return 0, fmt.Errorf("{{#include %s}}: %q is not a line number", args, s)
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("{{#include %s}}: line numbers start at 1", args)
+	}
+	return n, nil
+}
+
+var (
+	anchorNameRE  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	anchorStartRE = regexp.MustCompile(`ANCHOR:\s*([A-Za-z0-9_-]+)`)
+	anchorEndRE   = regexp.MustCompile(`ANCHOR_END:\s*([A-Za-z0-9_-]+)`)
+)
+
+// IsAnchorLine reports whether text is an anchor marker line
+// ("ANCHOR: name" or "ANCHOR_END: name" anywhere in it).
+func IsAnchorLine(text string) bool {
+	return anchorStartRE.MatchString(text) || anchorEndRE.MatchString(text)
+}
+
+// selectLines returns the lines of a file (all, numbered from 1) that d
+// names, without anchor marker lines.
+func (d Directive) selectLines(all []line, file string) ([]line, error) {
+	var sel []line
+	keep := func(ls []line) {
+		for _, l := range ls {
+			if !IsAnchorLine(l.text) {
+				sel = append(sel, l)
+			}
+		}
+	}
+	if d.Anchor != "" {
+		start := -1
+		var names []string
+		for i, l := range all {
+			if m := anchorStartRE.FindStringSubmatch(l.text); m != nil {
+				names = append(names, m[1])
+				if m[1] == d.Anchor && start < 0 {
+					start = i
+				}
+			}
+		}
+		if start < 0 {
+			known := "it has no anchors"
+			if len(names) > 0 {
+				known = "its anchors: " + strings.Join(names, ", ")
+			}
+			return nil, fmt.Errorf("anchor %q not found in %s (%s)", d.Anchor, file, known)
+		}
+		for i := start + 1; i < len(all); i++ {
+			if m := anchorEndRE.FindStringSubmatch(all[i].text); m != nil && m[1] == d.Anchor {
+				keep(all[start+1 : i])
+				return sel, nil
+			}
+		}
+		return nil, fmt.Errorf("anchor %q opened at %s:%d has no ANCHOR_END: %s", d.Anchor, file, all[start].origin.Line, d.Anchor)
+	}
+	n := len(all)
+	if d.Start == 0 && d.End == 0 {
+		keep(all)
+		return sel, nil
+	}
+	start, end := d.Start, d.End
+	if start == 0 {
+		start = 1
+	}
+	if end == 0 {
+		end = n
+	}
+	if start > n || end > n {
+		bad := start
+		if start <= n {
+			bad = end
+		}
+		return nil, fmt.Errorf("line %d is past the end of %s (%d lines)", bad, file, n)
+	}
+	keep(all[start-1 : end])
+	return sel, nil
+}
+
+// Segment is a piece of one line: literal Text, or a Directive (Text is then
+// the directive as written, "{{#include x}}").
+type Segment struct {
+	Text      string
+	Directive *Directive
+}
+
+// ScanLine splits one line into literal text and directives. An escaped
+// directive "\{{#name ...}}" becomes literal text without the backslash. A
+// "{{" that does not start a well-formed "{{#name args}}" is literal text,
+// and so is a directive of a name mdBook does not define (it may be another
+// template language's). Malformed include arguments are an error.
+func ScanLine(s string) ([]Segment, error) {
+	var segs []Segment
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			segs = append(segs, Segment{Text: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(s); {
+		j := strings.Index(s[i:], "{{")
+		if j < 0 {
+			lit.WriteString(s[i:])
+			break
+		}
+		j += i
+		name, args, end, ok := matchDirective(s, j)
+		if !ok {
+			lit.WriteString(s[i : j+2])
+			i = j + 2
+			continue
+		}
+		if j > 0 && s[j-1] == '\\' {
+			lit.WriteString(s[i : j-1])
+			lit.WriteString(s[j:end])
+			i = end
+			continue
+		}
+		lit.WriteString(s[i:j])
+		switch {
+		case name == "include":
+			d, err := ParseDirective(args)
+			if err != nil {
+				return nil, err
+			}
+			flush()
+			segs = append(segs, Segment{Text: s[j:end], Directive: &d})
+		case mdBookDirectives[name]:
+			flush()
+			segs = append(segs, Segment{Text: s[j:end], Directive: &Directive{Args: args, Unsupported: name}})
+		default:
+			lit.WriteString(s[j:end])
+		}
+		i = end
+	}
+	flush()
+	return segs, nil
+}
+
+// matchDirective matches "{{ #name args }}" at s[i:] (mdBook's
+// `\{\{\s*#([a-zA-Z0-9_]+)\s*([^}]*)\}\}`), returning the name, the trimmed
+// args and the index just past "}}".
+func matchDirective(s string, i int) (name, args string, end int, ok bool) {
+	j := i + 2
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j >= len(s) || s[j] != '#' {
+		return "", "", 0, false
+	}
+	j++
+	k := j
+	for k < len(s) && (s[k] == '_' || s[k] >= 'a' && s[k] <= 'z' || s[k] >= 'A' && s[k] <= 'Z' || s[k] >= '0' && s[k] <= '9') {
+		k++
+	}
+	if k == j {
+		return "", "", 0, false
+	}
+	name = s[j:k]
+	rest := s[k:]
+	c := strings.Index(rest, "}}")
+	if c < 0 || strings.Contains(rest[:c], "}") {
+		return "", "", 0, false
+	}
+	if c > 0 && rest[0] != ' ' && rest[0] != '\t' {
+		// "{{#includex}}" is a different name, not include + "x".
+		return "", "", 0, false
+	}
+	return name, strings.TrimSpace(rest[:c]), k + c + 2, true
 }
