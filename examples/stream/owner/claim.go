@@ -1,0 +1,506 @@
+package owner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+)
+
+// ANCHOR: claim
+
+// claimOpen takes the database over: it claims an epoch above every epoch
+// this copy has seen and, if another claim won, claims again above the
+// winner's epoch, at most MaxClaimRounds times. Then it recovers.
+// Rule: seed, Taking a database over.
+func (db *DB) claimOpen(ctx context.Context) error {
+	if db.fresh() {
+		// A new copy has seen no epoch yet: it rebuilds from the stream
+		// first, which also shows it the epochs already used there.
+		if err := db.catchUp(ctx); err != nil {
+			return err
+		}
+	}
+	above := db.seen
+	for round := 1; round <= MaxClaimRounds; round++ {
+		epoch := above + 1
+		res, won, err := db.claim(ctx, epoch, "open")
+		if err != nil {
+			return err
+		}
+		if won {
+			return db.recoverAfter(ctx, epoch, res)
+		}
+		// Lost a race: the answer names the epoch that won.
+		above = max(epoch, res.Epoch)
+	}
+	return &ClaimRacesError{Stream: db.c.Name, Rounds: MaxClaimRounds, LastEpoch: above}
+}
+
+// claim writes a claim record to the local log and syncs it, then appends
+// the claim: sequence number 0 under epoch. It reports whether the claim is
+// this open's. A 204 (a claim of the same epoch is already there) is ours
+// only if the stream holds our claim record, as after a lost answer.
+func (db *DB) claim(ctx context.Context, epoch uint64, reason string) (AppendResult, bool, error) {
+	db.mu.Lock()
+	err := db.log.append(record{T: "claim", E: epoch, N: db.nonce})
+	db.ownMax, db.seen = max(db.ownMax, epoch), max(db.seen, epoch)
+	inc := db.inc
+	db.mu.Unlock()
+	if err != nil {
+		return AppendResult{}, false, err
+	}
+	body := encode(record{T: "claim", E: epoch, W: db.id, N: db.nonce})
+	res, err := db.c.Append(ctx, epoch, 0, inc, body)
+	if err != nil {
+		return res, false, err
+	}
+	db.trace(Event{Kind: "claim", Reason: reason, Epoch: epoch, Result: res})
+	switch res.Status {
+	case http.StatusOK:
+		return res, true, nil
+	case http.StatusNoContent:
+		ours, err := db.holdsOwnClaim(ctx, epoch)
+		return res, ours, err
+	case http.StatusForbidden, http.StatusConflict:
+		return res, false, nil
+	case http.StatusPreconditionFailed:
+		if err := db.newHistory(ctx, res); err != nil {
+			return res, false, err
+		}
+		return db.claim(ctx, epoch, reason)
+	}
+	return res, false, fmt.Errorf("claim epoch %d on %q: status %d", epoch, db.c.Name, res.Status)
+}
+
+// ANCHOR_END: claim
+
+// fresh reports whether this copy has never seen the stream.
+func (db *DB) fresh() bool {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.seen == 0 && len(db.commits) == 0 && db.ackOffset == startOffset
+}
+
+// catchUp reads the whole stream into a new copy before its first claim.
+func (db *DB) catchUp(ctx context.Context) error {
+	data, next, inc, err := db.c.readAll(ctx, startOffset, true)
+	if err != nil {
+		return err
+	}
+	recs, err := decode(data)
+	if err != nil {
+		return fmt.Errorf("stream %q: %v", db.c.Name, err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if inc != "" && db.inc == "" {
+		db.inc = inc
+		if err := db.log.append(record{T: "inc", X: inc}); err != nil {
+			return err
+		}
+	}
+	if _, _, _, err := db.merge(recs); err != nil {
+		return err
+	}
+	db.ackOffset = next
+	return db.log.append(record{T: "ack", I: db.ackIndex, O: next})
+}
+
+// holdsOwnClaim reads the stream after the acknowledged offset and reports
+// whether it holds this open's claim of epoch.
+func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
+	db.mu.Lock()
+	from := db.ackOffset
+	db.mu.Unlock()
+	data, _, _, err := db.c.readAll(ctx, from, true)
+	if err != nil {
+		return false, err
+	}
+	recs, err := decode(data)
+	if err != nil {
+		return false, fmt.Errorf("stream %q: %v", db.c.Name, err)
+	}
+	for _, r := range recs {
+		if r.T == "claim" && r.E == epoch && r.W == db.id && r.N == db.nonce {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// ANCHOR: recover
+
+// recoverAfter runs after a won claim of epoch. A leader read from where the
+// copy was acknowledged up to the claim shows which pending commits landed.
+// If nobody else wrote, the rest stay pending, to be sent under epoch in
+// order and unchanged; if someone did, they are discarded and the copy takes
+// the stream's commits instead. Rule: seed, Taking a database over.
+func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult) error {
+	db.mu.Lock()
+	from := db.ackOffset
+	db.mu.Unlock()
+	data, next, _, err := db.c.readAll(ctx, from, true)
+	if err != nil {
+		return err
+	}
+	recs, err := decode(data)
+	if err != nil {
+		return fmt.Errorf("stream %q: %v", db.c.Name, err)
+	}
+	upTo := -1 // our claim's position
+	for i, r := range recs {
+		if r.T == "claim" && r.E == epoch && r.W == db.id && r.N == db.nonce {
+			upTo = i
+			break
+		}
+	}
+	if upTo < 0 {
+		return fmt.Errorf("stream %q: claim of epoch %d not found after offset %s", db.c.Name, epoch, from)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	landed, kept, discarded, err := db.merge(recs[:upTo])
+	if err != nil {
+		return err
+	}
+	// From here on this process writes under epoch, from sequence number 1.
+	db.epoch, db.seq, db.inflight = epoch, 0, nil
+	db.last = &batch{seq: 0, to: db.ackIndex, body: encode(recs[upTo])}
+	switch {
+	case claim.Status == http.StatusOK && claim.NextOffset != "":
+		db.ackOffset = claim.NextOffset
+	case upTo == len(recs)-1:
+		db.ackOffset = next
+	}
+	db.live = true
+	db.trace(Event{Kind: "recover", Epoch: epoch, Landed: landed, Kept: kept, Discarded: discarded})
+	return db.log.append(record{T: "owner", E: epoch, I: db.ackIndex, O: db.ackOffset})
+}
+
+// merge walks stream records that follow the acknowledged point. A commit
+// equal to the copy's next pending one landed; the first commit by anyone
+// else discards the pending rest, and from there the stream's commits are
+// taken. Call with mu held.
+func (db *DB) merge(recs []record) (landed, kept, discarded int, err error) {
+	cursor := db.ackIndex
+	diverged := false
+	for _, r := range recs {
+		db.seen = max(db.seen, r.E)
+		if r.T != "commit" || r.I <= cursor {
+			continue
+		}
+		if r.I != cursor+1 {
+			return 0, 0, 0, fmt.Errorf("stream %q: commit %d follows commit %d", db.c.Name, r.I, cursor)
+		}
+		if !diverged && cursor < uint64(len(db.commits)) && db.commits[cursor] == r.commit() {
+			landed++
+			cursor++
+			continue
+		}
+		if !diverged {
+			diverged = true
+			discarded = len(db.commits) - int(cursor)
+			db.commits = db.commits[:cursor]
+		}
+		db.commits = append(db.commits, r.commit())
+		cursor++
+	}
+	db.ackIndex = cursor
+	kept = len(db.commits) - int(cursor)
+	if diverged {
+		db.rebuild()
+		if err := db.log.rewrite(db.snapshotLog()); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	return landed, kept, discarded, nil
+}
+
+// ANCHOR_END: recover
+
+// rebuild recomputes the key-value state from the commits. Call with mu held.
+func (db *DB) rebuild() {
+	kv := make(map[string]string, len(db.kv))
+	for _, c := range db.commits {
+		kv[c.Key] = c.Value
+	}
+	db.kv, db.kvShared = kv, false
+}
+
+// snapshotLog is the local log that describes the copy as it is now.
+func (db *DB) snapshotLog() []record {
+	recs := make([]record, 0, len(db.commits)+3)
+	for _, c := range db.commits {
+		recs = append(recs, record{T: "commit", I: c.Index, W: c.Writer, K: c.Key, V: c.Value})
+	}
+	if db.inc != "" {
+		recs = append(recs, record{T: "inc", X: db.inc})
+	}
+	recs = append(recs, record{T: "claim", E: db.ownMax})
+	recs = append(recs, record{T: "owner", E: db.epoch, I: db.ackIndex, O: db.ackOffset})
+	return recs
+}
+
+// ANCHOR: unasked
+
+// claimUnasked is a claim nobody asked for: exactly one epoch above this
+// process's own. It loses to any newer owner, and losing resets the
+// database. Rule: seed, Claims nobody asked for.
+func (db *DB) claimUnasked(ctx context.Context, reason string) error {
+	db.mu.Lock()
+	epoch := max(db.epoch, db.ownMax) + 1
+	db.mu.Unlock()
+	res, won, err := db.claim(ctx, epoch, reason)
+	if err != nil {
+		return err
+	}
+	if !won {
+		return db.reset(&ResetError{Kind: ResetFenced, Epoch: epoch - 1, Current: res.Epoch,
+			Detail: "a claim nobody asked for (" + reason + ") lost to a newer owner"})
+	}
+	return db.recoverAfter(ctx, epoch, res)
+}
+
+// goLive ends an offline open. It reads the stream from where the copy was
+// acknowledged and claims only if nobody else wrote or claimed there, so a
+// process back from a partition cannot take the database from an owner that
+// opened it meanwhile.
+func (db *DB) goLive(ctx context.Context) error {
+	if err := db.c.Create(ctx); err != nil {
+		return err
+	}
+	db.mu.Lock()
+	from := db.ackOffset
+	db.mu.Unlock()
+	data, _, _, err := db.c.readAll(ctx, from, true)
+	if err != nil {
+		return err
+	}
+	recs, err := decode(data)
+	if err != nil {
+		return fmt.Errorf("stream %q: %v", db.c.Name, err)
+	}
+	for _, r := range recs {
+		if r.W != db.id {
+			return db.reset(&ResetError{Kind: ResetFenced, Epoch: db.Epoch(), Current: r.E,
+				Detail: "another process wrote or claimed while this open was offline"})
+		}
+		db.mu.Lock()
+		db.ownMax = max(db.ownMax, r.E)
+		db.mu.Unlock()
+	}
+	return db.claimUnasked(ctx, "live")
+}
+
+// ANCHOR_END: unasked
+
+// push appends pending commits in batches of at most maxBatch, each under
+// the process's epoch and the next sequence number. A batch whose answer was
+// lost is resent unchanged. It returns how many appends were acknowledged.
+func (db *DB) push(ctx context.Context) (int, error) {
+	appended := 0
+	for {
+		db.mu.Lock()
+		if err := db.usable(); err != nil {
+			db.mu.Unlock()
+			return appended, err
+		}
+		if db.inflight == nil {
+			if db.ackIndex >= uint64(len(db.commits)) {
+				db.mu.Unlock()
+				return appended, nil
+			}
+			db.inflight = db.nextBatch()
+		}
+		b, epoch, inc := db.inflight, db.epoch, db.inc
+		db.mu.Unlock()
+
+		res, err := db.c.Append(ctx, epoch, b.seq, inc, b.body)
+		if err != nil {
+			return appended, err
+		}
+		db.trace(Event{Kind: "append", Epoch: epoch, Seq: b.seq, Result: res})
+		switch res.Status {
+		case http.StatusOK, http.StatusNoContent:
+			if err := db.acknowledge(b, res); err != nil {
+				return appended, err
+			}
+			appended++
+		case http.StatusForbidden:
+			return appended, db.fenced(epoch, res)
+		case http.StatusConflict:
+			// The stream does not know this producer at this sequence
+			// number (it forgot an idle producer): claim again.
+			if err := db.claimUnasked(ctx, "forgotten"); err != nil {
+				return appended, err
+			}
+		case http.StatusRequestEntityTooLarge:
+			if err := db.shrink(b); err != nil {
+				return appended, err
+			}
+			if err := db.claimUnasked(ctx, "limit"); err != nil {
+				return appended, err
+			}
+		case http.StatusPreconditionFailed:
+			if err := db.newHistory(ctx, res); err != nil {
+				return appended, err
+			}
+		default:
+			return appended, fmt.Errorf("append epoch %d seq %d to %q: status %d", epoch, b.seq, db.c.Name, res.Status)
+		}
+	}
+}
+
+// nextBatch builds the next batch of pending commits. Call with mu held.
+func (db *DB) nextBatch() *batch {
+	from := db.ackIndex
+	to := min(uint64(len(db.commits)), from+uint64(db.maxBatch))
+	recs := make([]record, 0, to-from)
+	for _, c := range db.commits[from:to] {
+		recs = append(recs, record{T: "commit", E: db.epoch, S: db.seq + 1, I: c.Index, W: c.Writer, K: c.Key, V: c.Value})
+	}
+	return &batch{seq: db.seq + 1, to: to, body: encode(recs...)}
+}
+
+func (db *DB) acknowledge(b *batch, res AppendResult) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.ackIndex, db.seq, db.last, db.inflight = b.to, b.seq, b, nil
+	if res.Status == http.StatusOK && res.NextOffset != "" {
+		// A 204 names the stream's tail, not the end of this batch.
+		db.ackOffset = res.NextOffset
+	}
+	return db.log.append(record{T: "ack", I: db.ackIndex, O: db.ackOffset})
+}
+
+// shrink halves the batch size after a 413. A single commit the stream
+// refuses cannot be sent at all.
+func (db *DB) shrink(b *batch) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	n := int(b.to - db.ackIndex)
+	if n <= 1 {
+		return fmt.Errorf("stream %q: commit %d is larger than the stream's request limit", db.c.Name, b.to)
+	}
+	db.maxBatch = max(1, n/2)
+	db.inflight = nil
+	return nil
+}
+
+func (db *DB) fenced(epoch uint64, res AppendResult) error {
+	return db.reset(&ResetError{Kind: ResetFenced, Epoch: epoch, Current: res.Epoch,
+		Detail: fmt.Sprintf("403 %s", res.Outcome)})
+}
+
+// probe is the round trip of Synced: it resends the last acknowledged append
+// of this epoch. The stream checks the epoch before the sequence number, so a
+// duplicate (204) means the epoch is still current and 403 means it closed.
+func (db *DB) probe(ctx context.Context) error {
+	for attempt := 0; attempt < 3; attempt++ {
+		db.mu.Lock()
+		b, epoch, inc := db.last, db.epoch, db.inc
+		db.mu.Unlock()
+		if b == nil {
+			return fmt.Errorf("%s: synced before any claim", db.dir)
+		}
+		res, err := db.c.Append(ctx, epoch, b.seq, inc, b.body)
+		if err != nil {
+			return err
+		}
+		db.trace(Event{Kind: "probe", Epoch: epoch, Seq: b.seq, Result: res})
+		switch res.Status {
+		case http.StatusOK, http.StatusNoContent:
+			return nil
+		case http.StatusForbidden:
+			return db.fenced(epoch, res)
+		case http.StatusConflict:
+			if err := db.claimUnasked(ctx, "forgotten"); err != nil {
+				return err
+			}
+			return nil // the claim was the round trip
+		case http.StatusPreconditionFailed:
+			if err := db.newHistory(ctx, res); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("probe epoch %d seq %d on %q: status %d", epoch, b.seq, db.c.Name, res.Status)
+		}
+	}
+	return fmt.Errorf("probe on %q: the stream kept changing its history", db.c.Name)
+}
+
+// ANCHOR: history
+
+// newHistory handles a 412: the stream's incarnation changed, so bytes it
+// served before may differ now. If the stream still holds every commit this
+// copy saw acknowledged, the copy follows the new token; otherwise the copy
+// moves into salvage/ and the database resets. Rule: seed, A new history.
+func (db *DB) newHistory(ctx context.Context, res AppendResult) error {
+	data, _, inc, err := db.c.readAll(ctx, startOffset, true)
+	if err != nil {
+		return err
+	}
+	if res.Incarnation != "" {
+		inc = res.Incarnation
+	}
+	recs, err := decode(data)
+	if err != nil {
+		return fmt.Errorf("stream %q: %v", db.c.Name, err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	kept := uint64(0)
+	for _, r := range recs {
+		if r.T == "commit" && r.I == kept+1 && kept < db.ackIndex && db.commits[kept] == r.commit() {
+			kept++
+		}
+	}
+	db.trace(Event{Kind: "new-history", Epoch: db.epoch, Landed: int(kept)})
+	if kept == db.ackIndex && inc != "" && inc != db.inc {
+		db.inc = inc
+		db.ackOffset = startOffset // offsets of the old history mean nothing now
+		return db.log.append(record{T: "inc", X: inc}, record{T: "ack", I: db.ackIndex, O: startOffset})
+	}
+	salvage, err := db.moveToSalvage()
+	e := &ResetError{Dir: db.dir, Kind: ResetNewHistory, Epoch: db.epoch, Salvage: salvage,
+		Detail: fmt.Sprintf("the stream keeps %d of %d acknowledged commits", kept, db.ackIndex)}
+	if err != nil {
+		e.Detail += "; salvage failed: " + err.Error()
+	}
+	db.mu.Unlock()
+	rerr := db.reset(e)
+	db.mu.Lock()
+	return rerr
+}
+
+// ANCHOR_END: history
+
+// moveToSalvage moves the copy's files into dir/salvage/<n>/. Call with mu
+// held.
+func (db *DB) moveToSalvage() (string, error) {
+	var dst string
+	for n := 1; ; n++ {
+		dst = filepath.Join(db.dir, "salvage", fmt.Sprint(n))
+		if _, err := os.Stat(dst); os.IsNotExist(err) {
+			break
+		}
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return "", err
+	}
+	db.log.close()
+	for _, name := range []string{"log", "id"} {
+		if err := os.Rename(filepath.Join(db.dir, name), filepath.Join(dst, name)); err != nil && !os.IsNotExist(err) {
+			return dst, err
+		}
+	}
+	syncDir(db.dir)
+	// Later log writes go nowhere useful; the DB is reset anyway.
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err == nil {
+		db.log.f = f
+	}
+	return dst, nil
+}

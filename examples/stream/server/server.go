@@ -1,0 +1,830 @@
+// Package server serves the epoch-fenced stream over HTTP with the Durable
+// Streams protocol (PROTOCOL.md of github.com/durable-streams/durable-streams)
+// on /v1/stream/<name>, plus this book's additions:
+//
+//   - A 403 for an older producer epoch carries Producer-Outcome: epoch-closed
+//     next to the protocol's Producer-Epoch (the current epoch).
+//   - The answer to a claim (an append that opens a newer epoch at sequence
+//     number 0) carries Producer-Closed-Epoch and Producer-Closed-Seq: the
+//     epoch it closed and the last sequence number applied in it.
+//   - Every answer about a stream carries Stream-Incarnation, the token of
+//     its history; an append may send it back in Stream-Incarnation, and a
+//     stale one is refused with 412 Precondition Failed.
+//
+// Writes become commands of the stream state machine (package stream) and go
+// through an Applier (a Raft group, or a local machine); reads are served
+// from the local Machine.
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ownership-book/ownership/examples/stream"
+)
+
+// Header names: the protocol's (PROTOCOL.md 13.2 and 5.2.1) and this book's.
+const (
+	HeaderNextOffset    = "Stream-Next-Offset"
+	HeaderUpToDate      = "Stream-Up-To-Date"
+	HeaderClosed        = "Stream-Closed"
+	HeaderCursor        = "Stream-Cursor"
+	HeaderTTL           = "Stream-TTL"
+	HeaderExpiresAt     = "Stream-Expires-At"
+	HeaderSeq           = "Stream-Seq"
+	HeaderForkedFrom    = "Stream-Forked-From"
+	HeaderForkOffset    = "Stream-Fork-Offset"
+	HeaderForkSubOffset = "Stream-Fork-Sub-Offset"
+	HeaderSSEEncoding   = "Stream-Sse-Data-Encoding"
+
+	HeaderProducerID          = "Producer-Id"
+	HeaderProducerEpoch       = "Producer-Epoch"
+	HeaderProducerSeq         = "Producer-Seq"
+	HeaderProducerExpectedSeq = "Producer-Expected-Seq"
+	HeaderProducerReceivedSeq = "Producer-Received-Seq"
+
+	// HeaderProducerOutcome is this book's: "epoch-closed" on a 403 for an
+	// older epoch.
+	HeaderProducerOutcome = "Producer-Outcome"
+	// HeaderProducerClosedEpoch and HeaderProducerClosedSeq answer a claim:
+	// the epoch it closed and the last sequence number applied in it.
+	HeaderProducerClosedEpoch = "Producer-Closed-Epoch"
+	HeaderProducerClosedSeq   = "Producer-Closed-Seq"
+	// HeaderIncarnation carries the stream's incarnation token, in answers
+	// and (optionally) in appends.
+	HeaderIncarnation = "Stream-Incarnation"
+)
+
+// Applier puts an encoded command through the log and returns the encoded
+// result of applying it. LeaderRead returns once this node's machine has
+// applied everything committed before the call (a leader read); a follower
+// returns an error.
+type Applier interface {
+	Apply(ctx context.Context, cmd []byte) ([]byte, error)
+	LeaderRead(ctx context.Context) error
+}
+
+// Local is an Applier for one machine with no log: Apply applies at once.
+type Local struct{ M *stream.Machine }
+
+// Apply applies cmd to the machine.
+func (l Local) Apply(_ context.Context, cmd []byte) ([]byte, error) { return l.M.Apply(cmd), nil }
+
+// LeaderRead returns nil: a lone machine is always current.
+func (l Local) LeaderRead(context.Context) error { return nil }
+
+// Server is the HTTP handler. Fill M and A; zero values of the rest are
+// replaced by defaults in ServeHTTP.
+type Server struct {
+	M *stream.Machine
+	A Applier
+	// LongPoll is how long a long-poll read waits for data (default 20s).
+	LongPoll time.Duration
+	// SSELifetime is how long an SSE response stays open (default 60s).
+	SSELifetime time.Duration
+	// MaxBody is the largest request body in bytes (default 16 MiB); a
+	// larger one gets 413.
+	MaxBody int64
+	// MaxRead is about the most bytes one catch-up read returns (default
+	// 1 MiB).
+	MaxRead int
+	// Now is the clock stamped into commands (default time.Now).
+	Now func() time.Time
+	// Redirect maps an error from A (a follower's "not the leader") to the
+	// leader's base URL; the request is then answered 307 to that leader.
+	Redirect func(err error) (base string, ok bool)
+}
+
+// Prefix is the path under which streams live.
+const Prefix = "/v1/stream/"
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) maxBody() int64 {
+	if s.MaxBody > 0 {
+		return s.MaxBody
+	}
+	return 16 << 20
+}
+
+var exposed = strings.Join([]string{HeaderNextOffset, HeaderUpToDate, HeaderClosed, HeaderCursor, HeaderTTL,
+	HeaderExpiresAt, HeaderSeq, HeaderSSEEncoding, HeaderProducerEpoch, HeaderProducerSeq,
+	HeaderProducerExpectedSeq, HeaderProducerReceivedSeq, HeaderProducerOutcome,
+	HeaderProducerClosedEpoch, HeaderProducerClosedSeq, HeaderIncarnation,
+	"ETag", "Location", "Content-Type"}, ", ")
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	// Browser security headers (PROTOCOL.md 12.7) and CORS.
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", exposed)
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE, OPTIONS")
+		if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+			h.Set("Access-Control-Allow-Headers", req)
+		} else {
+			h.Set("Access-Control-Allow-Headers", "*")
+		}
+		h.Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if !strings.HasPrefix(r.URL.Path, Prefix) || len(r.URL.Path) == len(Prefix) {
+		httpError(w, http.StatusNotFound, "no stream at %q: streams live under %s<name>", r.URL.Path, Prefix)
+		return
+	}
+	name := r.URL.Path[len(Prefix):]
+	switch r.Method {
+	case http.MethodPut:
+		s.create(w, r, name)
+	case http.MethodPost:
+		s.append(w, r, name)
+	case http.MethodGet:
+		s.read(w, r, name)
+	case http.MethodHead:
+		s.head(w, r, name)
+	case http.MethodDelete:
+		s.delete(w, r, name)
+	default:
+		h.Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS")
+		httpError(w, http.StatusMethodNotAllowed, "method %s is not allowed on a stream", r.Method)
+	}
+}
+
+func httpError(w http.ResponseWriter, code int, format string, args ...any) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, format+"\n", args...)
+}
+
+// FormatOffset renders a byte position as an offset token: 20 decimal
+// digits, so that tokens sort like positions (PROTOCOL.md 8).
+func FormatOffset(n int64) string { return fmt.Sprintf("%020d", n) }
+
+var offsetRE = regexp.MustCompile(`^[0-9]{20}$`)
+
+// ParseOffset parses a token made by FormatOffset.
+func ParseOffset(s string) (int64, error) {
+	if !offsetRE.MatchString(s) {
+		return 0, fmt.Errorf("malformed offset %q: want 20 decimal digits, -1 or now", s)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("malformed offset %q: %v", s, err)
+	}
+	return n, nil
+}
+
+var uintRE = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
+
+// parseUint parses a non-negative decimal integer without sign, leading
+// zeros or exponent, at most max.
+func parseUint(header, v string, max uint64) (uint64, error) {
+	if !uintRE.MatchString(v) {
+		return 0, fmt.Errorf("%s %q is not a non-negative decimal integer", header, v)
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n > max {
+		return 0, fmt.Errorf("%s %q is larger than %d", header, v, max)
+	}
+	return n, nil
+}
+
+func isTrue(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }
+
+// readBody reads at most MaxBody bytes; ok is false (and the answer written)
+// when the body is larger.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > s.maxBody() {
+		httpError(w, http.StatusRequestEntityTooLarge, "body of %d bytes is over the limit of %d", r.ContentLength, s.maxBody())
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, s.maxBody()+1))
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "reading body: %v", err)
+		return nil, false
+	}
+	if int64(len(b)) > s.maxBody() {
+		httpError(w, http.StatusRequestEntityTooLarge, "body is over the limit of %d bytes", s.maxBody())
+		return nil, false
+	}
+	return b, true
+}
+
+// jsonMessages splits a JSON body into messages, flattening one level of
+// array (PROTOCOL.md 9.1.2). allowEmpty permits [] (a PUT).
+func jsonMessages(b []byte, allowEmpty bool) ([][]byte, error) {
+	if !json.Valid(b) {
+		return nil, errors.New("body is not valid JSON")
+	}
+	var arr []json.RawMessage
+	if err := json.Unmarshal(b, &arr); err != nil {
+		return [][]byte{compact(b)}, nil // not an array: one message
+	}
+	if len(arr) == 0 && !allowEmpty {
+		return nil, errors.New("an append of an empty JSON array has no messages")
+	}
+	msgs := make([][]byte, len(arr))
+	for i, m := range arr {
+		msgs[i] = compact(m)
+	}
+	return msgs, nil
+}
+
+func compact(b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+func (s *Server) apply(ctx context.Context, w http.ResponseWriter, r *http.Request, c stream.Command) (stream.Result, bool) {
+	c.Now = s.now().UnixNano()
+	out, err := s.A.Apply(ctx, c.Encode())
+	if err != nil {
+		if s.Redirect != nil {
+			if base, ok := s.Redirect(err); ok {
+				http.Redirect(w, r, strings.TrimSuffix(base, "/")+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+				return stream.Result{}, false
+			}
+		}
+		httpError(w, http.StatusServiceUnavailable, "stream %q: %v", c.Stream, err)
+		return stream.Result{}, false
+	}
+	res, err := stream.DecodeResult(out)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "%v", err)
+		return stream.Result{}, false
+	}
+	return res, true
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
+	c := stream.Command{Op: stream.OpCreate, Stream: name, ContentType: r.Header.Get("Content-Type")}
+	ttl, hasTTL := r.Header.Get(HeaderTTL), len(r.Header.Values(HeaderTTL)) > 0
+	exp, hasExp := r.Header.Get(HeaderExpiresAt), len(r.Header.Values(HeaderExpiresAt)) > 0
+	if hasTTL && hasExp {
+		httpError(w, http.StatusBadRequest, "stream %q: give %s or %s, not both", name, HeaderTTL, HeaderExpiresAt)
+		return
+	}
+	if hasTTL {
+		n, err := parseUint(HeaderTTL, ttl, 1<<40)
+		if err != nil {
+			httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+			return
+		}
+		c.HasTTL, c.TTL = true, int64(n)
+	}
+	if hasExp {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(exp))
+		if err != nil {
+			httpError(w, http.StatusBadRequest, "stream %q: %s %q is not an RFC 3339 time", name, HeaderExpiresAt, exp)
+			return
+		}
+		c.ExpiresAt = t.UnixNano()
+		if c.ExpiresAt == 0 {
+			c.ExpiresAt = 1
+		}
+	}
+	c.Close = isTrue(r.Header.Get(HeaderClosed))
+	if from := r.Header.Get(HeaderForkedFrom); from != "" {
+		if u, err := url.Parse(from); err == nil && u.Path != "" {
+			from = u.Path
+		}
+		c.ForkFrom = strings.TrimPrefix(from, Prefix)
+		c.ForkFrom = strings.TrimPrefix(c.ForkFrom, "/")
+		c.ForkOffset = -1
+		if v := r.Header.Get(HeaderForkOffset); v != "" {
+			n, err := ParseOffset(v)
+			if err != nil {
+				httpError(w, http.StatusBadRequest, "stream %q: %s: %v", name, HeaderForkOffset, err)
+				return
+			}
+			c.ForkOffset = n
+		}
+		if v := r.Header.Get(HeaderForkSubOffset); v != "" {
+			n, err := parseUint(HeaderForkSubOffset, v, 1<<53-1)
+			if err != nil {
+				httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+				return
+			}
+			c.ForkSubOffset = int64(n)
+		}
+	} else if r.Header.Get(HeaderForkOffset) != "" || r.Header.Get(HeaderForkSubOffset) != "" {
+		httpError(w, http.StatusBadRequest, "stream %q: %s or %s needs %s", name, HeaderForkOffset, HeaderForkSubOffset, HeaderForkedFrom)
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if len(body) > 0 {
+		ct := c.ContentType
+		if ct == "" && c.ForkFrom != "" {
+			if info, o := s.M.Stat(c.ForkFrom, s.now().UnixNano()); o == "" {
+				ct = info.ContentType
+			}
+		}
+		if stream.IsJSONType(ct) {
+			msgs, err := jsonMessages(body, true)
+			if err != nil {
+				httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+				return
+			}
+			c.Messages = msgs
+		} else {
+			c.Messages = [][]byte{body}
+		}
+	}
+	res, ok := s.apply(r.Context(), w, r, c)
+	if !ok {
+		return
+	}
+	switch res.Outcome {
+	case stream.Created, stream.Exists:
+		h := w.Header()
+		h.Set("Content-Type", res.ContentType)
+		h.Set(HeaderNextOffset, FormatOffset(res.NextOffset))
+		h.Set(HeaderIncarnation, res.Incarnation)
+		if res.Closed {
+			h.Set(HeaderClosed, "true")
+		}
+		if res.Outcome == stream.Created {
+			h.Set("Location", r.URL.Path)
+			w.WriteHeader(http.StatusCreated)
+		} else {
+			w.WriteHeader(http.StatusOK)
+		}
+	default:
+		writeRefusal(w, res)
+	}
+}
+
+// statusOf maps a refusal to its HTTP status.
+func statusOf(o stream.Outcome) int {
+	switch o {
+	case stream.NotFound:
+		return http.StatusNotFound
+	case stream.Gone:
+		return http.StatusGone
+	case stream.EpochFenced:
+		return http.StatusForbidden
+	case stream.ClaimNotAtZero, stream.BadRequest:
+		return http.StatusBadRequest
+	case stream.StaleIncarnation:
+		return http.StatusPreconditionFailed
+	case stream.ConfigConflict, stream.StreamClosed, stream.ContentTypeMismatch,
+		stream.StreamSeqRegression, stream.SequenceGap:
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}
+
+func writeRefusal(w http.ResponseWriter, res stream.Result) {
+	h := w.Header()
+	switch res.Outcome {
+	case stream.StreamClosed:
+		h.Set(HeaderClosed, "true")
+		h.Set(HeaderNextOffset, FormatOffset(res.NextOffset))
+	case stream.EpochFenced:
+		h.Set(HeaderProducerEpoch, strconv.FormatUint(res.Epoch, 10))
+		h.Set(HeaderProducerOutcome, "epoch-closed")
+	case stream.SequenceGap:
+		h.Set(HeaderProducerExpectedSeq, strconv.FormatUint(res.ExpectedSeq, 10))
+		h.Set(HeaderProducerReceivedSeq, strconv.FormatUint(res.ReceivedSeq, 10))
+	case stream.StaleIncarnation:
+		h.Set(HeaderIncarnation, res.Incarnation)
+	}
+	msg := res.Message
+	if msg == "" {
+		msg = string(res.Outcome)
+	}
+	httpError(w, statusOf(res.Outcome), "%s", msg)
+}
+
+func (s *Server) append(w http.ResponseWriter, r *http.Request, name string) {
+	c := stream.Command{Op: stream.OpAppend, Stream: name, ContentType: r.Header.Get("Content-Type"),
+		Close: isTrue(r.Header.Get(HeaderClosed)), StreamSeq: r.Header.Get(HeaderSeq),
+		Incarnation: r.Header.Get(HeaderIncarnation)}
+	p, err := producerHeaders(r.Header)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+		return
+	}
+	c.Producer = p
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if len(body) == 0 && !c.Close {
+		httpError(w, http.StatusBadRequest, "stream %q: an append needs a body (or %s: true)", name, HeaderClosed)
+		return
+	}
+	if len(body) > 0 {
+		if c.ContentType == "" {
+			httpError(w, http.StatusBadRequest, "stream %q: an append with a body needs a Content-Type", name)
+			return
+		}
+		info, o := s.M.Stat(name, s.now().UnixNano())
+		if o == "" && stream.IsJSONType(c.ContentType) && stream.IsJSONType(info.ContentType) && !info.Closed {
+			msgs, err := jsonMessages(body, false)
+			if err != nil {
+				httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+				return
+			}
+			c.Messages = msgs
+		} else {
+			c.Messages = [][]byte{body}
+		}
+	}
+	res, ok := s.apply(r.Context(), w, r, c)
+	if !ok {
+		return
+	}
+	h := w.Header()
+	if res.HasProducer && res.Outcome != stream.EpochFenced {
+		h.Set(HeaderProducerEpoch, strconv.FormatUint(res.Epoch, 10))
+		h.Set(HeaderProducerSeq, strconv.FormatUint(res.Seq, 10))
+	}
+	switch res.Outcome {
+	case stream.Appended, stream.Duplicate, stream.ClosedNow:
+		h.Set(HeaderNextOffset, FormatOffset(res.NextOffset))
+		h.Set(HeaderIncarnation, res.Incarnation)
+		if res.Closed {
+			h.Set(HeaderClosed, "true")
+		}
+		if res.Claim != nil {
+			h.Set(HeaderProducerClosedEpoch, strconv.FormatUint(res.Claim.ClosedEpoch, 10))
+			h.Set(HeaderProducerClosedSeq, strconv.FormatUint(res.Claim.LastSeq, 10))
+		}
+		if res.Outcome == stream.Appended && res.HasProducer {
+			w.WriteHeader(http.StatusOK)
+		} else {
+			w.WriteHeader(http.StatusNoContent)
+		}
+	default:
+		writeRefusal(w, res)
+	}
+}
+
+// producerHeaders parses Producer-Id, Producer-Epoch and Producer-Seq: all
+// three or none (PROTOCOL.md 5.2.1).
+func producerHeaders(h http.Header) (*stream.Producer, error) {
+	_, hasID := h[http.CanonicalHeaderKey(HeaderProducerID)]
+	_, hasEpoch := h[http.CanonicalHeaderKey(HeaderProducerEpoch)]
+	_, hasSeq := h[http.CanonicalHeaderKey(HeaderProducerSeq)]
+	if !hasID && !hasEpoch && !hasSeq {
+		return nil, nil
+	}
+	if !hasID || !hasEpoch || !hasSeq {
+		return nil, fmt.Errorf("give all of %s, %s and %s, or none", HeaderProducerID, HeaderProducerEpoch, HeaderProducerSeq)
+	}
+	id := h.Get(HeaderProducerID)
+	if strings.TrimSpace(id) == "" {
+		return nil, fmt.Errorf("%s is empty", HeaderProducerID)
+	}
+	epoch, err := parseUint(HeaderProducerEpoch, h.Get(HeaderProducerEpoch), stream.MaxProducerNumber)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := parseUint(HeaderProducerSeq, h.Get(HeaderProducerSeq), stream.MaxProducerNumber)
+	if err != nil {
+		return nil, err
+	}
+	return &stream.Producer{ID: id, Epoch: epoch, Seq: seq}, nil
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, name string) {
+	res, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpDelete, Stream: name})
+	if !ok {
+		return
+	}
+	if res.Outcome == stream.Deleted {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeRefusal(w, res)
+}
+
+func setMeta(h http.Header, info stream.Info) {
+	h.Set("Content-Type", info.ContentType)
+	h.Set(HeaderNextOffset, FormatOffset(info.Tail))
+	h.Set(HeaderIncarnation, info.Incarnation)
+	if info.Closed {
+		h.Set(HeaderClosed, "true")
+	}
+}
+
+func (s *Server) head(w http.ResponseWriter, r *http.Request, name string) {
+	info, o := s.M.Stat(name, s.now().UnixNano())
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if o != "" {
+		w.WriteHeader(statusOf(o))
+		return
+	}
+	setMeta(h, info)
+	if info.TTL >= 0 {
+		h.Set(HeaderTTL, strconv.FormatInt(info.TTL, 10))
+	}
+	if info.ExpiresAt != 0 {
+		h.Set(HeaderExpiresAt, time.Unix(0, info.ExpiresAt).UTC().Format(time.RFC3339Nano))
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// cursorEpoch and cursorInterval define the Stream-Cursor (PROTOCOL.md 10.1):
+// the number of 20-second intervals since 2024-10-09T00:00:00Z.
+var cursorEpoch = time.Date(2024, 10, 9, 0, 0, 0, 0, time.UTC)
+
+const cursorInterval = 20 * time.Second
+
+func (s *Server) cursor(client string) string {
+	cur := int64(s.now().Sub(cursorEpoch) / cursorInterval)
+	if c, err := strconv.ParseInt(client, 10, 64); err == nil && c >= cur {
+		cur = c + 1 + rand.Int64N(180)
+	}
+	return strconv.FormatInt(cur, 10)
+}
+
+func (s *Server) read(w http.ResponseWriter, r *http.Request, name string) {
+	q := r.URL.Query()
+	offsets, hasOffset := q["offset"]
+	live := q.Get("live")
+	if len(offsets) > 1 {
+		httpError(w, http.StatusBadRequest, "stream %q: give one offset, not %d", name, len(offsets))
+		return
+	}
+	if live != "" && live != "long-poll" && live != "sse" {
+		httpError(w, http.StatusBadRequest, "stream %q: live=%q: want long-poll or sse", name, live)
+		return
+	}
+	if live != "" && !hasOffset {
+		httpError(w, http.StatusBadRequest, "stream %q: live=%s needs an offset", name, live)
+		return
+	}
+	now := s.now().UnixNano()
+	info, o := s.M.Stat(name, now)
+	if o != "" {
+		httpError(w, statusOf(o), "stream %q: %s", name, o)
+		return
+	}
+	var off int64
+	atNow := false
+	switch v := q.Get("offset"); {
+	case !hasOffset || v == "-1":
+		off = 0
+	case v == "now":
+		off, atNow = info.Tail, true
+	default:
+		n, err := ParseOffset(v)
+		if err != nil {
+			httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+			return
+		}
+		off = n
+	}
+	if info.TTL >= 0 {
+		// A read slides the TTL (PROTOCOL.md 5.1): record it in the log.
+		if _, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpTouch, Stream: name}); !ok {
+			return
+		}
+	}
+	switch live {
+	case "sse":
+		s.sse(w, r, name, off)
+	case "long-poll":
+		s.longPoll(w, r, name, off, atNow)
+	default:
+		s.catchUp(w, r, name, off, atNow)
+	}
+}
+
+func (s *Server) maxRead() int {
+	if s.MaxRead > 0 {
+		return s.MaxRead
+	}
+	return 1 << 20
+}
+
+func body(rr stream.ReadResult) []byte {
+	if rr.Info.ContentType != "" && stream.IsJSONType(rr.Info.ContentType) {
+		var b []byte
+		b = append(b, '[')
+		for i, m := range rr.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, m...)
+		}
+		return append(b, ']')
+	}
+	var b []byte
+	for _, m := range rr.Messages {
+		b = append(b, m...)
+	}
+	return b
+}
+
+func (s *Server) readAt(w http.ResponseWriter, name string, off int64) (stream.ReadResult, bool) {
+	rr, o := s.M.Read(name, off, s.maxRead(), s.now().UnixNano())
+	if o != "" {
+		httpError(w, statusOf(o), "stream %q: cannot read at offset %s: %s", name, FormatOffset(off), o)
+		return rr, false
+	}
+	return rr, true
+}
+
+func (s *Server) writeRead(w http.ResponseWriter, r *http.Request, rr stream.ReadResult, atNow bool, cursor bool) {
+	h := w.Header()
+	h.Set("Content-Type", rr.ContentType)
+	h.Set(HeaderNextOffset, FormatOffset(rr.Next))
+	h.Set(HeaderIncarnation, rr.Incarnation)
+	if rr.UpToDate {
+		h.Set(HeaderUpToDate, "true")
+	}
+	closedAtEnd := rr.Closed && rr.Next == rr.Tail
+	if closedAtEnd {
+		h.Set(HeaderClosed, "true")
+	} else if cursor {
+		h.Set(HeaderCursor, s.cursor(r.URL.Query().Get("cursor")))
+	}
+	if atNow {
+		h.Set("Cache-Control", "no-store")
+	} else {
+		etag := fmt.Sprintf(`"%s:%s:%s`, rr.Incarnation, FormatOffset(rr.Start), FormatOffset(rr.Next))
+		if closedAtEnd {
+			etag += ":c"
+		}
+		etag += `"`
+		h.Set("ETag", etag)
+		h.Set("Cache-Control", "public, max-age=60, stale-while-revalidate=300")
+		if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	w.Write(body(rr))
+}
+
+func (s *Server) catchUp(w http.ResponseWriter, r *http.Request, name string, off int64, atNow bool) {
+	rr, ok := s.readAt(w, name, off)
+	if !ok {
+		return
+	}
+	s.writeRead(w, r, rr, atNow, false)
+}
+
+func (s *Server) longPollTimeout() time.Duration {
+	if s.LongPoll > 0 {
+		return s.LongPoll
+	}
+	return 20 * time.Second
+}
+
+func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, name string, off int64, atNow bool) {
+	deadline := time.NewTimer(s.longPollTimeout())
+	defer deadline.Stop()
+	for {
+		changed := s.M.Changed(name)
+		rr, ok := s.readAt(w, name, off)
+		if !ok {
+			return
+		}
+		if len(rr.Messages) > 0 {
+			s.writeRead(w, r, rr, false, true)
+			return
+		}
+		if rr.Closed {
+			h := w.Header()
+			h.Set(HeaderNextOffset, FormatOffset(rr.Tail))
+			h.Set(HeaderUpToDate, "true")
+			h.Set(HeaderClosed, "true")
+			h.Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			h := w.Header()
+			h.Set(HeaderNextOffset, FormatOffset(rr.Tail))
+			h.Set(HeaderUpToDate, "true")
+			h.Set(HeaderCursor, s.cursor(r.URL.Query().Get("cursor")))
+			h.Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off int64) {
+	lifetime := s.SSELifetime
+	if lifetime <= 0 {
+		lifetime = 60 * time.Second
+	}
+	end := time.NewTimer(lifetime)
+	defer end.Stop()
+	flusher, _ := w.(http.Flusher)
+	started := false
+	var binary bool
+	for {
+		changed := s.M.Changed(name)
+		rr, o := s.M.Read(name, off, s.maxRead(), s.now().UnixNano())
+		if o != "" {
+			if !started {
+				httpError(w, statusOf(o), "stream %q: %s", name, o)
+			}
+			return
+		}
+		if !started {
+			started = true
+			h := w.Header()
+			h.Set("Content-Type", "text/event-stream")
+			h.Set("Cache-Control", "no-cache")
+			ct := stream.MediaType(rr.ContentType)
+			binary = !(strings.HasPrefix(ct, "text/") || ct == "application/json")
+			if binary {
+				h.Set(HeaderSSEEncoding, "base64")
+			}
+			w.WriteHeader(http.StatusOK)
+		}
+		if len(rr.Messages) > 0 {
+			writeSSEData(w, rr, binary)
+		}
+		closedAtEnd := rr.Closed && rr.Next == rr.Tail
+		ctl := map[string]any{"streamNextOffset": FormatOffset(rr.Next)}
+		if rr.UpToDate {
+			ctl["upToDate"] = true
+		}
+		if closedAtEnd {
+			ctl["streamClosed"] = true
+		} else {
+			ctl["streamCursor"] = s.cursor(r.URL.Query().Get("cursor"))
+		}
+		if len(rr.Messages) > 0 || off == rr.Next {
+			cb, _ := json.Marshal(ctl)
+			fmt.Fprintf(w, "event: control\ndata: %s\n\n", cb)
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if closedAtEnd {
+			return
+		}
+		off = rr.Next
+		if !rr.UpToDate {
+			continue
+		}
+		select {
+		case <-changed:
+		case <-end.C:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func writeSSEData(w io.Writer, rr stream.ReadResult, binary bool) {
+	var text string
+	if binary {
+		text = base64.StdEncoding.EncodeToString(body(rr))
+	} else {
+		text = string(body(rr))
+	}
+	var b strings.Builder
+	b.WriteString("event: data\n")
+	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		b.WriteString("data: ")
+		b.WriteString(line)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	io.WriteString(w, b.String())
+}
