@@ -46,7 +46,7 @@ func CurrentEpoch(s State) Epoch {
 // then the new one.
 //
 // Rule source: seed "Ownership: epochs and fencing", Who may mutate; Chubby's
-// sequencer check (Burrows, OSDI 2006, section 2.4).
+// sequencer check (Burrows, OSDI 2006, section 2.4, "Locks and sequencers").
 func ValidFence(s State, e Epoch) bool {
 	return e >= CurrentEpoch(s)
 }
