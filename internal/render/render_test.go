@@ -286,7 +286,7 @@ func TestCSS(t *testing.T) {
 }
 
 func TestParseInfo(t *testing.T) {
-	ci := parseInfo("go,ignore hl_lines=1 3-4 linenos timeout=2s")
+	ci := parseInfo(`go,ignore hl_lines="1 3-4" linenos timeout=2s`)
 	if ci.Lang != "go" || !ci.Ignore || !ci.LineNos || len(ci.HLLines) != 2 || ci.HLLines[1] != [2]int{3, 4} {
 		t.Errorf("parseInfo = %+v", ci)
 	}

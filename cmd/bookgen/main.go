@@ -1,0 +1,126 @@
+// Command bookgen builds the book: it loads book/SUMMARY.md, expands
+// includes, compiles, tests and runs every program the chapters show,
+// renders the chapters and writes a static site.
+//
+// Usage:
+//
+//	bookgen build [-o site] [--root .] [-v]     build the site into -o
+//	bookgen test [--bless] [--root .] [-v]      verify only; --bless rewrites transcripts
+//	bookgen serve [--addr 127.0.0.1:3000] [-o site] [--root .] [-v]
+//	                                            build, serve, rebuild on change, reload the browser
+//
+// The repository root is the first folder, from --root upwards, holding
+// go.mod and book/book.toml. A relative -o is taken relative to that root.
+// Problems print as "file:line: message" with an indented detail; the exit
+// status is then 1 (2 for a usage error).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ownership-book/ownership/internal/build"
+	"github.com/ownership-book/ownership/internal/serve"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage:
+  bookgen build [-o site] [--root .] [-v]
+  bookgen test  [--bless] [--root .] [-v]
+  bookgen serve [--addr 127.0.0.1:3000] [-o site] [--root .] [-v]
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet("bookgen "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", ".", "start `dir` of the search for the repository root")
+	verbose := fs.Bool("v", false, "print every check as it runs")
+	timeout := fs.Duration("timeout", 0, "default timeout of one transcript command (0: the book's, or 60s)")
+	var out, addr *string
+	var bless *bool
+	switch cmd {
+	case "build":
+		out = fs.String("o", "site", "output `folder` (relative to the repository root)")
+	case "test":
+		bless = fs.Bool("bless", false, "rewrite the expected output of every transcript from a real run")
+	case "serve":
+		out = fs.String("o", "site", "output `folder` (relative to the repository root)")
+		addr = fs.String("addr", "127.0.0.1:3000", "`address` to serve on")
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "bookgen: unknown command %q\n%s", cmd, usage)
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bookgen %s: unexpected arguments %q\n", cmd, fs.Args())
+		return 2
+	}
+	dir, err := build.FindRoot(*root)
+	if err != nil {
+		fmt.Fprintln(stderr, "bookgen:", err)
+		return 1
+	}
+	opt := build.Options{Root: dir}
+	opt.Verify.Timeout = *timeout
+	if *verbose {
+		opt.Verify.Log = stderr
+	}
+	if out != nil {
+		opt.Out = *out
+	}
+	if bless != nil {
+		opt.Verify.Bless = *bless
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch cmd {
+	case "build":
+		res, err := build.Build(ctx, opt)
+		if err != nil {
+			build.PrintError(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "bookgen: built %s: %s\n", res.Out, res.Summary())
+	case "test":
+		res, err := build.Test(ctx, opt)
+		if err != nil {
+			build.PrintError(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "bookgen: ok: %s\n", res.Summary())
+	case "serve":
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			fmt.Fprintln(stderr, "bookgen serve:", err)
+			return 1
+		}
+		err = serve.Run(ctx, ln, serve.Options{Build: opt, Log: stdout, Debounce: 100 * time.Millisecond})
+		if err != nil {
+			fmt.Fprintln(stderr, "bookgen serve:", err)
+			return 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,186 @@
+// Package build runs bookgen's stages in order — load, expand, verify,
+// render, write — for the command (cmd/bookgen), the live server
+// (internal/serve) and the end-to-end tests (tests/), so that all three
+// build a book the same way.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/render"
+	"github.com/ownership-book/ownership/internal/site"
+	"github.com/ownership-book/ownership/internal/verify"
+)
+
+// Options say what to build and where.
+type Options struct {
+	// Root is the repository root: the folder holding go.mod and
+	// book/book.toml (see FindRoot).
+	Root string
+	// Out is the output folder; a relative path is taken relative to Root.
+	// "" means "site".
+	Out string
+	// Verify is passed to verify.Verify (Bless, CacheDir, Timeout, Log).
+	Verify verify.Options
+}
+
+// Result tells what a build did.
+type Result struct {
+	Book    *book.Book
+	Report  *verify.Report // nil when the build stopped before verification
+	Pages   int            // chapter pages written
+	Out     string         // absolute output folder
+	Elapsed time.Duration
+}
+
+// Summary is the one-line account of a build printed by bookgen:
+// "4 pages, 12 checks run, 30 cached, 1.234s".
+func (r *Result) Summary() string {
+	ran, cached := 0, 0
+	if r.Report != nil {
+		ran, cached = r.Report.Ran, r.Report.Cached
+	}
+	return fmt.Sprintf("%d %s, %d %s run, %d cached, %s",
+		r.Pages, plural(r.Pages, "page", "pages"), ran, plural(ran, "check", "checks"), cached,
+		r.Elapsed.Round(time.Millisecond))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// OutDir returns the absolute output folder of opt.
+func (opt Options) OutDir() string {
+	out := opt.Out
+	if out == "" {
+		out = "site"
+	}
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(opt.Root, out)
+	}
+	return filepath.Clean(out)
+}
+
+// Build loads, expands, verifies and renders the book at opt.Root and writes
+// the site to opt.OutDir(). Problems in the book's sources are returned as
+// *diag.Error or diag.List values (file:line); the output folder changes
+// only when the whole build succeeds. The Result is returned in both cases,
+// with what was done.
+func Build(ctx context.Context, opt Options) (*Result, error) {
+	start := time.Now()
+	res := &Result{Out: opt.OutDir()}
+	defer func() { res.Elapsed = time.Since(start) }()
+
+	b, docs, rep, err := check(ctx, opt)
+	res.Book, res.Report = b, rep
+	if err != nil {
+		return res, err
+	}
+	r := render.New(b)
+	pages := make([]*render.Page, len(docs))
+	var errs diag.List
+	for i, d := range docs {
+		pg, err := r.Render(d)
+		if err != nil {
+			errs = append(errs, diag.All(err)...)
+			continue
+		}
+		pages[i] = pg
+	}
+	if err := errs.Err(); err != nil {
+		return res, err
+	}
+	w, err := site.Write(b, pages, res.Out, site.Options{})
+	if err != nil {
+		return res, err
+	}
+	res.Pages = w.Pages
+	return res, nil
+}
+
+// Test loads, expands and verifies the book at opt.Root, writing nothing
+// but the verification cache (and, with opt.Verify.Bless, the chapters whose
+// transcripts it rewrites).
+func Test(ctx context.Context, opt Options) (*Result, error) {
+	start := time.Now()
+	res := &Result{}
+	b, _, rep, err := check(ctx, opt)
+	res.Book, res.Report = b, rep
+	res.Elapsed = time.Since(start)
+	return res, err
+}
+
+// check runs the first three stages.
+func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify.Report, error) {
+	b, err := book.Load(opt.Root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	docs, err := expand.All(b)
+	if err != nil {
+		return b, nil, nil, err
+	}
+	rep, err := verify.Verify(ctx, b, docs, opt.Verify)
+	if err != nil {
+		return b, docs, rep, err
+	}
+	if opt.Verify.Bless {
+		// Blessing may have rewritten chapters: render what is now on disk.
+		if b, err = book.Load(opt.Root); err != nil {
+			return nil, nil, rep, err
+		}
+		if docs, err = expand.All(b); err != nil {
+			return b, nil, rep, err
+		}
+	}
+	return b, docs, rep, nil
+}
+
+// ErrNoRoot is returned by FindRoot when no folder up from the start holds
+// both go.mod and book/book.toml.
+var ErrNoRoot = errors.New("no repository root (a folder with go.mod and book/book.toml) here or above")
+
+// FindRoot walks up from dir to the first folder that holds go.mod and
+// book/book.toml and returns its absolute path.
+func FindRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	start := dir
+	for {
+		if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "book", "book.toml")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%s: %w", start, ErrNoRoot)
+		}
+		dir = parent
+	}
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// PrintError writes err as bookgen prints problems: one "file:line: message"
+// per problem, each followed by its indented detail.
+func PrintError(w io.Writer, err error) {
+	for _, e := range diag.All(err) {
+		fmt.Fprintln(w, e.Error())
+	}
+}

@@ -1,0 +1,50 @@
+// bookgen serve: reload the page after a good rebuild, show the problems
+// (file:line) over the page after a bad one.
+(function () {
+  "use strict";
+  var shown = null;
+  var id = null;
+
+  function hide() {
+    if (shown) { shown.remove(); shown = null; }
+  }
+
+  function show(message) {
+    hide();
+    var box = document.createElement("div");
+    box.setAttribute("role", "alert");
+    box.style.cssText = "position:fixed;left:1rem;right:1rem;bottom:1rem;z-index:1000;max-height:60vh;overflow:auto;" +
+      "background:#2d0a0a;color:#ffdcd7;border:1px solid #f85149;border-radius:8px;padding:0.75rem 1rem;" +
+      "font:13px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;box-shadow:0 4px 16px rgba(0,0,0,.4)";
+    var head = document.createElement("div");
+    head.style.cssText = "display:flex;justify-content:space-between;gap:1rem;font-weight:600;margin-bottom:0.5rem";
+    head.textContent = "bookgen: the last change does not build; this page is the last good build.";
+    var close = document.createElement("button");
+    close.type = "button";
+    close.textContent = "×";
+    close.setAttribute("aria-label", "Dismiss");
+    close.style.cssText = "background:none;border:0;color:inherit;font-size:18px;line-height:1;cursor:pointer";
+    close.onclick = hide;
+    head.appendChild(close);
+    var pre = document.createElement("pre");
+    pre.style.cssText = "margin:0;white-space:pre-wrap";
+    pre.textContent = message;
+    box.appendChild(head);
+    box.appendChild(pre);
+    document.body.appendChild(box);
+    shown = box;
+  }
+
+  var es = new EventSource("/__bookgen/events");
+  es.addEventListener("hello", function (e) {
+    // A different build id after a reconnect: the server restarted or
+    // rebuilt while we were away.
+    if (id !== null && id !== e.data) location.reload();
+    id = e.data;
+  });
+  es.addEventListener("reload", function (e) {
+    id = e.data;
+    location.reload();
+  });
+  es.addEventListener("build-error", function (e) { show(e.data); });
+})();

@@ -1,0 +1,352 @@
+// Package serve is bookgen's live server: it builds the book, serves the
+// output folder over HTTP, watches book/, examples/ and theme/ (with
+// fsnotify, recursively, new folders included), rebuilds after a burst of
+// changes has settled, and tells open pages to reload through Server-Sent
+// Events. A failed rebuild keeps the last good site on disk and in the
+// browser and shows the error (file:line) over the page.
+//
+// Endpoints besides the site:
+//
+//	/__bookgen/events   text/event-stream: "hello" (data: build id) on connect,
+//	                    "reload" (data: build id) after a good build,
+//	                    "build-error" (data: the problems, one per line) after a bad one
+//	/__bookgen/live.js  the script injected before </body> of every served page
+package serve
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ownership-book/ownership/internal/build"
+	"github.com/ownership-book/ownership/internal/diag"
+)
+
+// Options configure Run.
+type Options struct {
+	Build build.Options
+	// Log receives the URL, one summary line per build and every build error.
+	Log io.Writer
+	// Debounce is how long the sources must be quiet before a rebuild
+	// (100ms when zero).
+	Debounce time.Duration
+	// BuildFunc replaces build.Build (tests); nil means build.Build.
+	BuildFunc func(context.Context, build.Options) (*build.Result, error)
+}
+
+// EventsPath and ScriptPath are the live-reload endpoints.
+const (
+	EventsPath = "/__bookgen/events"
+	ScriptPath = "/__bookgen/live.js"
+)
+
+//go:embed live.js
+var liveJS []byte
+
+var scriptTag = []byte(`<script src="` + ScriptPath + `"></script>`)
+
+// Run builds the book, serves its output folder on ln and rebuilds on every
+// change until ctx is done. It returns nil after a clean shutdown; a failed
+// build is reported on Log, not returned.
+func Run(ctx context.Context, ln net.Listener, opt Options) error {
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	if opt.Debounce <= 0 {
+		opt.Debounce = 100 * time.Millisecond
+	}
+	if opt.BuildFunc == nil {
+		opt.BuildFunc = build.Build
+	}
+	s := &server{opt: opt, out: opt.Build.OutDir(), clients: map[chan event]bool{}, nonce: time.Now().UnixNano()}
+
+	w, err := newWatcher(opt.Build.Root, s.out)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+
+	fmt.Fprintf(opt.Log, "bookgen: serving %s on http://%s/\n", s.out, ln.Addr())
+	s.rebuild(ctx, nil)
+
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	loopDone := make(chan struct{})
+	go func() {
+		defer close(loopDone)
+		w.run(ctx, opt.Debounce, func(changed []string) { s.rebuild(ctx, changed) })
+	}()
+
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	s.closeClients()
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	<-loopDone
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	fmt.Fprintln(opt.Log, "bookgen: stopped")
+	return nil
+}
+
+// event is one Server-Sent Event.
+type event struct{ name, data string }
+
+type server struct {
+	opt   Options
+	out   string
+	nonce int64
+
+	mu      sync.Mutex
+	gen     int    // builds done
+	good    int    // number of the last good build, 0 before one
+	lastErr string // the last build's problems, "" when it succeeded
+	clients map[chan event]bool
+	closed  bool
+}
+
+// buildID names the site currently served.
+func (s *server) buildID() string { return fmt.Sprintf("%x-%d", s.nonce, s.good) }
+
+// rebuild runs one build and tells the browsers.
+func (s *server) rebuild(ctx context.Context, changed []string) {
+	if ctx.Err() != nil {
+		return
+	}
+	s.mu.Lock()
+	s.gen++
+	n := s.gen
+	s.mu.Unlock()
+	if len(changed) > 0 {
+		more := ""
+		if len(changed) > 1 {
+			more = fmt.Sprintf(" and %d more", len(changed)-1)
+		}
+		fmt.Fprintf(s.opt.Log, "bookgen: changed: %s%s\n", changed[0], more)
+	}
+	res, err := s.opt.BuildFunc(ctx, s.opt.Build)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		var b strings.Builder
+		for _, e := range diag.All(err) {
+			b.WriteString(e.Error())
+			b.WriteByte('\n')
+		}
+		msg := strings.TrimRight(b.String(), "\n")
+		fmt.Fprintf(s.opt.Log, "bookgen: build %d failed; still serving the last good site:\n%s\n", n, msg)
+		s.mu.Lock()
+		s.lastErr = msg
+		s.mu.Unlock()
+		s.broadcast(event{"build-error", msg})
+		return
+	}
+	fmt.Fprintf(s.opt.Log, "bookgen: build %d: %s\n", n, res.Summary())
+	s.mu.Lock()
+	s.good = n
+	s.lastErr = ""
+	id := s.buildID()
+	s.mu.Unlock()
+	s.broadcast(event{"reload", id})
+}
+
+func (s *server) broadcast(ev event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.clients {
+		select {
+		case c <- ev:
+		default: // a slow client misses an event; it reconnects or reloads later
+		}
+	}
+}
+
+func (s *server) closeClients() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.clients {
+		close(c)
+		delete(s.clients, c)
+	}
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case EventsPath:
+		s.events(w, r)
+		return
+	case ScriptPath:
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(liveJS)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	p := path.Clean("/" + r.URL.Path)
+	name := filepath.Join(s.out, filepath.FromSlash(p))
+	fi, err := os.Stat(name)
+	if err == nil && fi.IsDir() {
+		if !strings.HasSuffix(r.URL.Path, "/") {
+			http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
+			return
+		}
+		name = filepath.Join(name, "index.html")
+		fi, err = os.Stat(name)
+	}
+	if err != nil || fi.IsDir() {
+		s.notFound(w, r)
+		return
+	}
+	if strings.HasSuffix(name, ".html") {
+		s.serveHTML(w, name, http.StatusOK)
+		return
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		s.notFound(w, r)
+		return
+	}
+	defer f.Close()
+	http.ServeContent(w, r, name, fi.ModTime(), f)
+}
+
+// serveHTML serves a page with the live-reload script added.
+func (s *server) serveHTML(w http.ResponseWriter, name string, status int) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(inject(data))
+}
+
+// inject puts the live-reload script before the last </body>, or at the end.
+func inject(page []byte) []byte {
+	i := bytes.LastIndex(page, []byte("</body>"))
+	if i < 0 {
+		return append(append([]byte{}, page...), scriptTag...)
+	}
+	out := make([]byte, 0, len(page)+len(scriptTag)+1)
+	out = append(out, page[:i]...)
+	out = append(out, scriptTag...)
+	out = append(out, '\n')
+	return append(out, page[i:]...)
+}
+
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+	nf := filepath.Join(s.out, "404.html")
+	if _, err := os.Stat(nf); err == nil {
+		s.serveHTML(w, nf, http.StatusNotFound)
+		return
+	}
+	// No site yet (the first build failed): a bare page that shows the
+	// error and reloads when a build succeeds.
+	s.mu.Lock()
+	msg := s.lastErr
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	page := "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>bookgen</title></head><body><h1>Not found</h1>"
+	if msg != "" {
+		page += "<p>The book does not build yet:</p><pre>" + htmlEscape(msg) + "</pre>"
+	}
+	page += "</body></html>\n"
+	_, _ = w.Write(inject([]byte(page)))
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// events streams Server-Sent Events to one browser tab.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	c := make(chan event, 8)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	s.clients[c] = true
+	hello := event{"hello", s.buildID()}
+	lastErr := s.lastErr
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.clients[c] {
+			delete(s.clients, c)
+		}
+		s.mu.Unlock()
+	}()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, "retry: 1000\n\n")
+	writeEvent(w, hello)
+	if lastErr != "" {
+		writeEvent(w, event{"build-error", lastErr})
+	}
+	fl.Flush()
+	keepAlive := time.NewTicker(25 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case ev, ok := <-c:
+			if !ok {
+				return
+			}
+			writeEvent(w, ev)
+			fl.Flush()
+		case <-keepAlive.C:
+			_, _ = io.WriteString(w, ": keep-alive\n\n")
+			fl.Flush()
+		}
+	}
+}
+
+// writeEvent writes ev in the text/event-stream format: a multi-line data
+// field becomes one "data:" line per line.
+func writeEvent(w io.Writer, ev event) {
+	var b strings.Builder
+	b.WriteString("event: " + ev.name + "\n")
+	for _, l := range strings.Split(ev.data, "\n") {
+		b.WriteString("data: " + l + "\n")
+	}
+	b.WriteString("\n")
+	_, _ = io.WriteString(w, b.String())
+}

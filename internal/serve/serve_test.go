@@ -1,0 +1,227 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ownership-book/ownership/internal/build"
+	"github.com/ownership-book/ownership/internal/diag"
+)
+
+// fakeBuild copies book/ch.md into out/index.html, or fails with a
+// diag.Error when the chapter says BAD, so the server can be tested
+// without the real stages.
+func fakeBuild(_ context.Context, opt build.Options) (*build.Result, error) {
+	src, err := os.ReadFile(filepath.Join(opt.Root, "book", "ch.md"))
+	if err != nil {
+		return nil, err
+	}
+	if strings.Contains(string(src), "BAD") {
+		return &build.Result{}, &diag.Error{File: "book/ch.md", Line: 1, Msg: "bad chapter"}
+	}
+	out := opt.OutDir()
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	page := "<html><body><p>" + string(src) + "</p></body></html>"
+	return &build.Result{Pages: 1}, os.WriteFile(filepath.Join(out, "index.html"), []byte(page), 0o644)
+}
+
+type sse struct {
+	r *bufio.Reader
+}
+
+// next returns the next event's name and data.
+func (s *sse) next(t *testing.T) (string, string) {
+	t.Helper()
+	var name string
+	var data []string
+	for {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading events: %v", err)
+		}
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case line == "":
+			if name != "" {
+				return name, strings.Join(data, "\n")
+			}
+		case strings.HasPrefix(line, "event: "):
+			name = line[len("event: "):]
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, line[len("data: "):])
+		}
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func TestServeReloadsAndReportsErrors(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "book"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ch := filepath.Join(root, "book", "ch.md")
+	if err := os.WriteFile(ch, []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var log strings.Builder
+	go func() {
+		done <- Run(ctx, ln, Options{Build: build.Options{Root: root}, BuildFunc: fakeBuild, Debounce: 20 * time.Millisecond, Log: &safeWriter{w: &log}})
+	}()
+	base := "http://" + ln.Addr().String()
+
+	// Wait for the first build to be served.
+	deadline := time.Now().Add(10 * time.Second)
+	var body string
+	for time.Now().Before(deadline) {
+		var code int
+		if code, body = get(t, base+"/"); code == 200 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(body, "first") || !strings.Contains(body, `<script src="/__bookgen/live.js"></script>`) {
+		t.Fatalf("page = %q", body)
+	}
+	if code, js := get(t, base+ScriptPath); code != 200 || !strings.Contains(js, "EventSource") {
+		t.Fatalf("live.js: %d %q", code, js)
+	}
+
+	resp, err := http.Get(base + EventsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	ev := &sse{bufio.NewReader(resp.Body)}
+	name, hello := ev.next(t)
+	if name != "hello" || hello == "" {
+		t.Fatalf("first event %q %q", name, hello)
+	}
+
+	// A bad edit: an error event, the old page still served.
+	if err := os.WriteFile(ch, []byte("BAD"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name, data := ev.next(t)
+	if name != "build-error" || data != "book/ch.md:1: bad chapter" {
+		t.Fatalf("event %q %q, want build-error", name, data)
+	}
+	if _, body := get(t, base+"/index.html"); !strings.Contains(body, "first") {
+		t.Errorf("after a failed build the page is %q", body)
+	}
+
+	// A good edit: a reload event with a new build id, the new page served.
+	if err := os.WriteFile(ch, []byte("second"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name, id := ev.next(t)
+	if name != "reload" || id == hello {
+		t.Fatalf("event %q %q, want reload with a new id (hello was %q)", name, id, hello)
+	}
+	if _, body := get(t, base+"/"); !strings.Contains(body, "second") {
+		t.Errorf("after a good build the page is %q", body)
+	}
+	if code, _ := get(t, base+"/missing.html"); code != 404 {
+		t.Errorf("missing page: status %d", code)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	out := log.String()
+	for _, want := range []string{"bookgen: serving", "build 1: 1 page", "build 2 failed", "book/ch.md:1: bad chapter", "build 3: 1 page", "changed: book/ch.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestInject(t *testing.T) {
+	got := string(inject([]byte("<html><body><p>x</p></body></html>")))
+	want := "<html><body><p>x</p>" + string(scriptTag) + "\n</body></html>"
+	if got != want {
+		t.Errorf("inject = %q", got)
+	}
+	if got := string(inject([]byte("frag"))); got != "frag"+string(scriptTag) {
+		t.Errorf("inject without body = %q", got)
+	}
+}
+
+func TestRelevant(t *testing.T) {
+	w := &watcher{root: "/r", out: "/r/site"}
+	cases := map[string]bool{
+		"/r/book/ch.md":               true,
+		"/r/examples/x/main.go":       true,
+		"/r/theme/book.css":           true,
+		"/r/go.mod":                   true,
+		"/r/site/index.html":          false,
+		"/r/.bookgen-cache/x":         false,
+		"/r/book/.ch.md.swp":          false,
+		"/r/book/ch.md~":              false,
+		"/r/internal/x.go":            false,
+		"/r/README.md":                false,
+		"/r/examples/node_modules/a":  false,
+		"/elsewhere/book/ch.md":       false,
+		"/r/examples/x/testdata/a.in": true,
+	}
+	for p, want := range cases {
+		if _, got := w.relevant(p); got != want {
+			t.Errorf("relevant(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestWriteEventMultiline(t *testing.T) {
+	var b strings.Builder
+	writeEvent(&b, event{"build-error", "a:1: x\n    detail"})
+	if b.String() != "event: build-error\ndata: a:1: x\ndata:     detail\n\n" {
+		t.Errorf("event = %q", b.String())
+	}
+}
+
+// safeWriter serialises writes from the server's goroutines.
+type safeWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *safeWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
