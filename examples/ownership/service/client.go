@@ -1,0 +1,171 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/ownership-book/ownership/examples/ownership"
+)
+
+// Client calls the ownership service as the node its certificate names. It
+// knows the addresses ("host:port") of every voter and sends each request to
+// the first that answers as leader. It retries a request only when it is sure
+// the request did not take effect: a refused connection, or a voter that
+// answered "not the leader". Any other failure is returned, because a
+// transition may have happened even though its reply was lost; read the
+// state before trying again.
+type Client struct {
+	addrs []string
+	http  *http.Client
+	next  atomic.Int64 // index of the voter to try first
+}
+
+// NewClient returns a client that presents cert (issued by a) and trusts
+// only servers certified by a.
+func NewClient(a *Authority, cert tls.Certificate, addrs ...string) *Client {
+	tr := &http.Transport{TLSClientConfig: ClientTLS(a, cert), ForceAttemptHTTP2: true}
+	return &Client{addrs: addrs, http: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
+}
+
+// Close releases the client's idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// ANCHOR: client_begin
+
+// BeginTransfer asks to hand actor to the node to, as the owner at epoch.
+// It returns the new state, Transferring(me, to, epoch, epoch+1), or an
+// *Error naming the broken rule.
+func (c *Client) BeginTransfer(ctx context.Context, actor ownership.ActorID, epoch ownership.Epoch, to ownership.NodeID) (ownership.State, error) {
+	var resp StateResponse
+	if err := c.call(ctx, PathBeginTransfer, BeginTransferRequest{Actor: actor, Epoch: epoch, To: to}, &resp); err != nil {
+		return nil, err
+	}
+	return resp.State.State()
+}
+
+// ANCHOR_END: client_begin
+
+// CompleteRelease confirms, as the outgoing owner that owned actor at epoch,
+// that it has stopped acting. It returns the new state, Unowned(epoch+1, to).
+func (c *Client) CompleteRelease(ctx context.Context, actor ownership.ActorID, epoch ownership.Epoch) (ownership.State, error) {
+	var resp StateResponse
+	if err := c.call(ctx, PathCompleteRelease, CompleteReleaseRequest{Actor: actor, Epoch: epoch}, &resp); err != nil {
+		return nil, err
+	}
+	return resp.State.State()
+}
+
+// Acquire takes actor at the free epoch, as its intended owner, and returns
+// the new owner's token.
+func (c *Client) Acquire(ctx context.Context, actor ownership.ActorID, epoch ownership.Epoch) (ownership.Token, error) {
+	var resp AcquireResponse
+	if err := c.call(ctx, PathAcquire, AcquireRequest{Actor: actor, Epoch: epoch}, &resp); err != nil {
+		return ownership.Token{}, err
+	}
+	return resp.Token, nil
+}
+
+// State returns actor's current state, read through the leader.
+func (c *Client) State(ctx context.Context, actor ownership.ActorID) (ownership.State, error) {
+	var resp StateResponse
+	if err := c.call(ctx, PathState, StateRequest{Actor: actor}, &resp); err != nil {
+		return nil, err
+	}
+	return resp.State.State()
+}
+
+// Validate asks whether t passes its actor's fence check. It implements
+// FenceChecker.
+func (c *Client) Validate(ctx context.Context, t ownership.Token) (Validity, error) {
+	var v Validity
+	err := c.call(ctx, PathValidate, ValidateRequest{Token: t}, &v)
+	return v, err
+}
+
+// Post sends body as is to path and returns the HTTP status and the decoded
+// *Error, if the server refused. It exists to send malformed requests in
+// tests and demonstrations; use the typed methods otherwise.
+func (c *Client) Post(ctx context.Context, path string, body []byte) (int, error) {
+	status, data, err := c.roundTrip(ctx, c.addrs[int(c.next.Load())%len(c.addrs)], path, body)
+	if err != nil {
+		return 0, err
+	}
+	if status == http.StatusOK {
+		return status, nil
+	}
+	return status, decodeError(status, data)
+}
+
+func (c *Client) call(ctx context.Context, path string, req, resp any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var last error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 && attempt%len(c.addrs) == 0 {
+			select { // every voter refused or pointed elsewhere: wait for an election
+			case <-ctx.Done():
+				return fmt.Errorf("%s: %w (last: %v)", path, ctx.Err(), last)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		i := (int(c.next.Load()) + attempt) % len(c.addrs)
+		status, data, err := c.roundTrip(ctx, c.addrs[i], path, body)
+		if err != nil {
+			var op *net.OpError
+			if errors.As(err, &op) && op.Op == "dial" && ctx.Err() == nil {
+				last = err
+				continue // never sent: safe to try another voter
+			}
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if status != http.StatusOK {
+			e := decodeError(status, data)
+			if errors.Is(e, ErrNotLeader) && ctx.Err() == nil {
+				last = e
+				continue // refused before it was proposed: safe to retry
+			}
+			return e
+		}
+		c.next.Store(int64(i))
+		if err := json.Unmarshal(data, resp); err != nil {
+			return fmt.Errorf("%s: decoding response: %w", path, err)
+		}
+		return nil
+	}
+}
+
+func (c *Client) roundTrip(ctx context.Context, addr, path string, body []byte) (int, []byte, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+addr+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	r.Header.Set("Content-Type", "application/json")
+	res, err := c.http.Do(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	return res.StatusCode, data, err
+}
+
+func decodeError(status int, data []byte) error {
+	var e struct {
+		Error *Error `json:"error"`
+	}
+	if err := json.Unmarshal(data, &e); err != nil || e.Error == nil {
+		return fmt.Errorf("HTTP %d: %q", status, bytes.TrimSpace(data))
+	}
+	return e.Error
+}

@@ -1,0 +1,27 @@
+// Package service runs the ownership state machine (package ownership) as a
+// network service: the ownership service of the seed's last section, made
+// stronger in two ways.
+//
+//   - Identity comes from the connection. The service speaks HTTPS with
+//     mutual TLS; every node has a certificate naming it, issued by an
+//     Authority generated at start-up, and the roster of node names is fixed
+//     when the Server is built. A request's caller is the name in the
+//     verified client certificate. No method takes a node name, and a
+//     certificate that is not on the roster is refused during the TLS
+//     handshake, before any method runs.
+//   - The owner record survives restarts and is updated atomically. A
+//     LocalRegistry keeps a durable, monotone epoch Floor on disk and writes
+//     every burn (fsync) before the state that depends on it is visible; a
+//     RaftRegistry replicates each transition as one Raft log entry, applied
+//     by a finite state machine on a quorum, so the log itself is the floor.
+//
+// The wire methods are the node-facing transitions (BeginTransfer,
+// CompleteRelease, Acquire), a state read and a fencing-token check. The
+// coordinator's transitions (Create, Abort, Revoke) are methods of Server in
+// the same process, never routes.
+//
+// Store is a resource server in the manner of Chubby's sequencer check
+// (Burrows, "The Chubby lock service for loosely-coupled distributed systems",
+// OSDI 2006, section 2.4): a key-value store that accepts a write only with a
+// token that passes the ownership service's fence check.
+package service

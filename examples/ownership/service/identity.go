@@ -1,0 +1,239 @@
+package service
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/ownership-book/ownership/examples/ownership"
+)
+
+// ServiceName is the DNS name every server certificate carries, and the
+// name clients verify the server against. Each voter's certificate also
+// carries the voter's own name.
+const ServiceName = "ownerd"
+
+// Authority is a certificate authority generated in memory at start-up: an
+// ECDSA P-256 key and a self-signed CA certificate. It issues node
+// certificates and is the only root that servers and clients trust. Nothing
+// is written to disk; tests and examples make a fresh one each run.
+type Authority struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pool *x509.CertPool
+}
+
+// NewAuthority generates a CA named name (e.g. "ownership-ca"), valid for
+// 24 hours from now. It fails only if the system's random source does.
+func NewAuthority(name string) (*Authority, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &Authority{cert: cert, key: key, pool: pool}, nil
+}
+
+// Pool returns the pool holding only this authority's CA certificate.
+func (a *Authority) Pool() *x509.CertPool { return a.pool }
+
+// ANCHOR: issue
+
+// Issue returns a certificate and key for the node called name, signed by a.
+// The name is both the subject's common name and a DNS subject alternative
+// name, and it is the only identity a server reads from the connection. The
+// certificate is good for both ends of a connection (client and server
+// authentication) and also names ServiceName and 127.0.0.1, so a voter can
+// present it as a server.
+//
+// Errors: *InvalidNameError if name is not 1 to 64 of [A-Za-z0-9._-].
+func (a *Authority) Issue(name ownership.NodeID) (tls.Certificate, error) {
+	if err := checkName(name); err != nil {
+		return tls.Certificate{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: string(name)},
+		DNSNames:     []string{string(name), ServiceName},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// ANCHOR_END: issue
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
+	if err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return n
+}
+
+// InvalidNameError reports a node name that cannot go in a certificate or a
+// roster. It matches ErrMalformed.
+type InvalidNameError struct{ Name ownership.NodeID }
+
+func (e *InvalidNameError) Error() string {
+	return fmt.Sprintf("node name %q: must be 1 to 64 of A-Z a-z 0-9 . _ -", string(e.Name))
+}
+
+// Is makes errors.Is(err, ErrMalformed) true.
+func (e *InvalidNameError) Is(target error) bool { return target == ErrMalformed }
+
+func checkName(name ownership.NodeID) error {
+	if len(name) == 0 || len(name) > 64 {
+		return &InvalidNameError{Name: name}
+	}
+	for _, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return &InvalidNameError{Name: name}
+		}
+	}
+	return nil
+}
+
+// ErrNotOnRoster is returned (inside the TLS handshake) for a client
+// certificate that chains to the Authority but names a node outside the
+// roster. The client sees a TLS alert, never an HTTP response.
+var ErrNotOnRoster = errors.New("certificate names a node that is not on the roster")
+
+// Roster is the fixed set of node names that may call the service. It is
+// fixed at construction: NewRoster copies its input.
+type Roster struct{ names []ownership.NodeID }
+
+// NewRoster returns the roster of the given names, sorted and without
+// duplicates. Errors: *InvalidNameError for a name that cannot be a node
+// name.
+func NewRoster(names ...ownership.NodeID) (Roster, error) {
+	for _, n := range names {
+		if err := checkName(n); err != nil {
+			return Roster{}, err
+		}
+	}
+	s := slices.Clone(names)
+	slices.Sort(s)
+	return Roster{names: slices.Compact(s)}, nil
+}
+
+// Contains reports whether name is on the roster.
+func (r Roster) Contains(name ownership.NodeID) bool {
+	_, ok := slices.BinarySearch(r.names, name)
+	return ok
+}
+
+// Names returns the roster's names in sorted order.
+func (r Roster) Names() []ownership.NodeID { return slices.Clone(r.names) }
+
+// ANCHOR: server_tls
+
+// ServerTLS returns the TLS configuration of a server that presents cert and
+// accepts only clients whose certificate chains to a (RequireAndVerifyClientCert)
+// and names a node on roster. The roster check runs in VerifyConnection,
+// inside the handshake: a stranger's connection fails before an HTTP request
+// is read, so no method runs for it.
+func ServerTLS(a *Authority, cert tls.Certificate, roster Roster) *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS13,
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    a.pool,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			_, err := callerOf(cs, roster)
+			return err
+		},
+	}
+}
+
+// callerOf returns the node named by the verified client certificate of cs.
+func callerOf(cs tls.ConnectionState, roster Roster) (ownership.NodeID, error) {
+	if len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
+		return "", fmt.Errorf("no verified client certificate: %w", ErrNotOnRoster)
+	}
+	leaf := cs.VerifiedChains[0][0]
+	name := ownership.NodeID(leaf.Subject.CommonName)
+	if !slices.Contains(leaf.DNSNames, string(name)) {
+		return "", fmt.Errorf("certificate common name %q is not among its DNS names: %w", name, ErrNotOnRoster)
+	}
+	if !roster.Contains(name) {
+		return "", fmt.Errorf("node %q: %w", name, ErrNotOnRoster)
+	}
+	return name, nil
+}
+
+// ANCHOR_END: server_tls
+
+// ClientTLS returns the TLS configuration of a node that presents cert and
+// trusts only servers whose certificate chains to a and names ServiceName.
+func ClientTLS(a *Authority, cert tls.Certificate) *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS13,
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      a.pool,
+		ServerName:   ServiceName,
+	}
+}
+
+// ANCHOR: caller
+
+// Caller returns the node that sent r: the name in the client certificate
+// verified during r's TLS handshake, checked again against roster. It is the
+// only way a handler learns who is calling; no request field can say it.
+//
+// Errors: ErrNotOnRoster (wrapped) if r did not arrive over a verified TLS
+// connection whose certificate names a node on roster.
+func Caller(r *http.Request, roster Roster) (ownership.NodeID, error) {
+	if r.TLS == nil {
+		return "", fmt.Errorf("request without TLS: %w", ErrNotOnRoster)
+	}
+	return callerOf(*r.TLS, roster)
+}
+
+// ANCHOR_END: caller

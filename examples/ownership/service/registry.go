@@ -1,0 +1,154 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ownership-book/ownership/examples/ownership"
+)
+
+// OpCreate is the coordinator's transition that brings a new actor into the
+// registry: Unowned at the actor's first epoch (its floor plus one) with a
+// chosen intended owner. Like Abort and Revoke it is not on the wire.
+const OpCreate ownership.Op = "Create"
+
+// ANCHOR: request
+
+// Request is one transition as the registry applies it. Caller is filled in
+// by the server from the connection (never from the request body) for the
+// node transitions, and is empty for the coordinator's Create, Abort and
+// Revoke. To is the target of BeginTransfer, the next intended owner of
+// Revoke and the intended owner of Create. Epoch is the epoch the caller
+// holds in its role (node transitions only).
+type Request struct {
+	Op     ownership.Op      `json:"op"`
+	Actor  ownership.ActorID `json:"actor"`
+	Caller ownership.NodeID  `json:"caller,omitempty"`
+	To     ownership.NodeID  `json:"to,omitempty"`
+	Epoch  ownership.Epoch   `json:"epoch,omitempty"`
+}
+
+// ANCHOR_END: request
+
+// Result is what a successful transition returns: the actor's new state and,
+// for Acquire, the new owner's token.
+type Result struct {
+	State ownership.State
+	Token ownership.Token // zero unless Op is Acquire
+}
+
+// Registry holds the owner records. Apply performs one Request atomically:
+// either the whole transition is durable and then visible, or nothing
+// changes and the error is an *Error naming the rule. Read returns a copy of
+// one actor's record as of a moment after every Apply that returned before
+// Read was called. Both are safe for concurrent use.
+type Registry interface {
+	Apply(ctx context.Context, req Request) (Result, error)
+	Read(ctx context.Context, actor ownership.ActorID) (*ownership.Actor, error)
+}
+
+// table is the registry's state: every actor's record. It is a pure value
+// like ownership.Actor; its owner (LocalRegistry, or the Raft FSM) provides
+// locking and durability.
+type table struct {
+	actors map[ownership.ActorID]*ownership.Actor
+}
+
+func newTable() *table { return &table{actors: map[ownership.ActorID]*ownership.Actor{}} }
+
+// ANCHOR: prepare
+
+// prepare computes the record req would produce, without changing t. first
+// is the first epoch of a created actor (its floor plus one). The checks run
+// in this order: the actor exists; the state machine accepts the caller in
+// this state; the caller's epoch is the one its role holds.
+func (t *table) prepare(req Request, first ownership.Epoch) (*ownership.Actor, Result, error) {
+	if req.Op == OpCreate {
+		if _, ok := t.actors[req.Actor]; ok {
+			return nil, Result{}, &Error{Code: CodeActorExists, Rule: "an actor is created once", Detail: fmt.Sprintf("actor %q", string(req.Actor))}
+		}
+		a, err := ownership.NewActor(req.Actor, ownership.Unowned{Epoch: first, IntendedOwner: req.To})
+		if err != nil {
+			return nil, Result{}, malformed("create %q: %v", string(req.Actor), err)
+		}
+		return a, Result{State: a.State()}, nil
+	}
+	cur, ok := t.actors[req.Actor]
+	if !ok {
+		return nil, Result{}, unknownActor(req.Actor)
+	}
+	want, hasEpoch := roleEpoch(req.Op, cur.State())
+	next := cur.Clone()
+	tok, err := next.Apply(ownership.Command{Op: req.Op, Caller: req.Caller, To: req.To})
+	if err != nil {
+		return nil, Result{}, ruleError(req.Op, err)
+	}
+	if hasEpoch && req.Epoch != want {
+		return nil, Result{}, ruleError(req.Op, &EpochError{Op: req.Op, Actor: req.Actor, Given: req.Epoch, Want: want})
+	}
+	return next, Result{State: next.State(), Token: tok}, nil
+}
+
+// ANCHOR_END: prepare
+
+// roleEpoch returns the epoch a node must present for op in state s, and
+// false for the coordinator's transitions, which present none.
+func roleEpoch(op ownership.Op, s ownership.State) (ownership.Epoch, bool) {
+	switch s := s.(type) {
+	case ownership.Owned:
+		return s.Epoch, op == ownership.OpBeginTransfer
+	case ownership.Transferring:
+		return s.OldEpoch, op == ownership.OpCompleteRelease
+	case ownership.Unowned:
+		return s.Epoch, op == ownership.OpAcquire
+	}
+	return 0, false
+}
+
+func (t *table) commit(a *ownership.Actor) { t.actors[a.ID()] = a }
+
+func (t *table) read(actor ownership.ActorID) (*ownership.Actor, error) {
+	a, ok := t.actors[actor]
+	if !ok {
+		return nil, unknownActor(actor)
+	}
+	return a.Clone(), nil
+}
+
+// marshal encodes t deterministically: a JSON array of actors sorted by name.
+func (t *table) marshal() ([]byte, error) {
+	out := []json.RawMessage{}
+	for _, id := range slices.Sorted(maps.Keys(t.actors)) {
+		b, err := t.actors[id].MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return json.Marshal(out)
+}
+
+func unmarshalTable(data []byte) (*table, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("registry snapshot: %w", err)
+	}
+	t := newTable()
+	for i, r := range raw {
+		a := new(ownership.Actor)
+		if err := a.UnmarshalBinary(r); err != nil {
+			return nil, fmt.Errorf("registry snapshot actor %d: %w", i, err)
+		}
+		t.actors[a.ID()] = a
+	}
+	return t, nil
+}
+
+func sortActors(as []*ownership.Actor) []*ownership.Actor {
+	slices.SortFunc(as, func(a, b *ownership.Actor) int { return strings.Compare(string(a.ID()), string(b.ID())) })
+	return as
+}
