@@ -178,18 +178,21 @@ func httpError(w http.ResponseWriter, code int, format string, args ...any) {
 	fmt.Fprintf(w, format+"\n", args...)
 }
 
-// FormatOffset renders a byte position as an offset token: 20 decimal
-// digits, so that tokens sort like positions (PROTOCOL.md 8).
-func FormatOffset(n int64) string { return fmt.Sprintf("%020d", n) }
+// FormatOffset renders a byte position as an offset token: two fields of 16
+// decimal digits, the first reserved (always 0) and the second the position
+// in bytes, so that tokens sort like positions (PROTOCOL.md 8) and have the
+// shape of the reference server's (0000000000000000_0000000000000000 is the
+// start of every stream).
+func FormatOffset(n int64) string { return fmt.Sprintf("%016d_%016d", 0, n) }
 
-var offsetRE = regexp.MustCompile(`^[0-9]{20}$`)
+var offsetRE = regexp.MustCompile(`^0{16}_[0-9]{16}$`)
 
 // ParseOffset parses a token made by FormatOffset.
 func ParseOffset(s string) (int64, error) {
 	if !offsetRE.MatchString(s) {
-		return 0, fmt.Errorf("malformed offset %q: want 20 decimal digits, -1 or now", s)
+		return 0, fmt.Errorf("malformed offset %q: want 0000000000000000_<16 digits>, -1 or now", s)
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := strconv.ParseInt(s[17:], 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("malformed offset %q: %v", s, err)
 	}
@@ -325,6 +328,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 			c.ForkOffset = n
 		}
 		if v := r.Header.Get(HeaderForkSubOffset); v != "" {
+			if r.Header.Get(HeaderForkOffset) == "" && v != "0" {
+				httpError(w, http.StatusBadRequest, "stream %q: %s needs %s", name, HeaderForkSubOffset, HeaderForkOffset)
+				return
+			}
 			n, err := parseUint(HeaderForkSubOffset, v, 1<<53-1)
 			if err != nil {
 				httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
@@ -372,7 +379,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 			h.Set(HeaderClosed, "true")
 		}
 		if res.Outcome == stream.Created {
-			h.Set("Location", r.URL.Path)
+			scheme := "http"
+			if r.TLS != nil {
+				scheme = "https"
+			}
+			h.Set("Location", scheme+"://"+r.Host+r.URL.Path)
 			w.WriteHeader(http.StatusCreated)
 		} else {
 			w.WriteHeader(http.StatusOK)
@@ -789,7 +800,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off in
 		}
 		if len(rr.Messages) > 0 || off == rr.Next {
 			cb, _ := json.Marshal(ctl)
-			fmt.Fprintf(w, "event: control\ndata: %s\n\n", cb)
+			fmt.Fprintf(w, "event: control\ndata:%s\n\n", cb)
 		}
 		if flusher != nil {
 			flusher.Flush()
@@ -820,8 +831,15 @@ func writeSSEData(w io.Writer, rr stream.ReadResult, binary bool) {
 	}
 	var b strings.Builder
 	b.WriteString("event: data\n")
-	for _, line := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
-		b.WriteString("data: ")
+	// Every line of the payload gets its own data: field, so that no byte
+	// of the payload can end the event (CR, LF and CRLF all end an SSE line).
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	for _, line := range strings.Split(text, "\n") {
+		b.WriteString("data:")
+		if strings.HasPrefix(line, " ") {
+			b.WriteString(" ") // the reader strips one leading space
+		}
 		b.WriteString(line)
 		b.WriteString("\n")
 	}
