@@ -1,0 +1,382 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ownership-book/ownership/examples/ownership"
+)
+
+// A floor only rises, and a refused burn changes nothing on disk.
+// Reference: seed "The service" ("a durable, monotone EpochFloor").
+func TestFloorIsMonotoneAndDurable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "floor")
+	f, err := OpenFloor(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Get("x") != 0 {
+		t.Fatalf("empty floor of x = %d", f.Get("x"))
+	}
+	for _, e := range []ownership.Epoch{1, 2, 5} {
+		if err := f.Burn("x", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Burn("y", 7); err != nil {
+		t.Fatal(err)
+	}
+	disk := readFile(t, path)
+	for _, e := range []ownership.Epoch{5, 4, 0} {
+		if err := f.Burn("x", e); !errors.Is(err, ErrFloorBackwards) {
+			t.Fatalf("Burn(x, %d) at floor 5: %v, want ErrFloorBackwards", e, err)
+		}
+	}
+	if got := readFile(t, path); got != disk {
+		t.Fatalf("a refused burn rewrote the file: %q -> %q", disk, got)
+	}
+	if want := "ownership epoch floor v1\nx 5\ny 7\n"; disk != want {
+		t.Fatalf("file %q, want %q", disk, want)
+	}
+	g, err := OpenFloor(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Get("x") != 5 || g.Get("y") != 7 {
+		t.Fatalf("reopened floor: x=%d y=%d, want 5 and 7", g.Get("x"), g.Get("y"))
+	}
+}
+
+// A file that is not a floor is refused with its path and line, never read
+// as an empty (zero) floor.
+func TestCorruptFloorNamesFileAndLine(t *testing.T) {
+	cases := map[string]string{
+		"":                                       ":1: empty file",
+		"hello\n":                                ":1: header",
+		"ownership epoch floor v1\nx\n":          ":2: want \"actor epoch\"",
+		"ownership epoch floor v1\nx -1\n":       ":2: epoch \"-1\" is not a number",
+		"ownership epoch floor v1\nx 1\nx 2\n":   ":3: actor x appears twice",
+		"ownership epoch floor v1\nx/y 1\n":      ":2: actor name",
+		"ownership epoch floor v1\nx 1\ny 1 2\n": ":3: want",
+	}
+	for content, want := range cases {
+		path := filepath.Join(t.TempDir(), "floor")
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenFloor(path, nil)
+		if !errors.Is(err, ErrCorruptFloor) || !strings.Contains(err.Error(), path+want) {
+			t.Errorf("OpenFloor(%q) = %v; want ErrCorruptFloor with %q", content, err, path+want)
+		}
+	}
+}
+
+// A registry that forgets its floor moves epochs backwards: after the
+// restart, the actor's epoch is below a token already issued, and that old
+// token passes the fence check again. With the floor, the new life starts
+// above it and the old token stays stale.
+// Reference: seed "The service" ("a registry that forgets can move epochs
+// backwards, which every fencing theorem forbids").
+func TestForgettingRegistryMovesEpochsBackwards(t *testing.T) {
+	ctx := context.Background()
+	run := func(dir string) (*LocalRegistry, ownership.Token) {
+		f, err := OpenFloor(filepath.Join(dir, "floor"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := NewLocalRegistry(f, nil)
+		s, err := r.Apply(ctx, Request{Op: OpCreate, Actor: "x", To: "A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Apply(ctx, Request{Op: ownership.OpAcquire, Actor: "x", Caller: "A", Epoch: ownership.CurrentEpoch(s.State)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, res.Token
+	}
+	handover := func(r *LocalRegistry, from, to ownership.NodeID, e ownership.Epoch) ownership.Token {
+		for _, req := range []Request{
+			{Op: ownership.OpBeginTransfer, Actor: "x", Caller: from, To: to, Epoch: e},
+			{Op: ownership.OpCompleteRelease, Actor: "x", Caller: from, Epoch: e},
+		} {
+			if _, err := r.Apply(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := r.Apply(ctx, Request{Op: ownership.OpAcquire, Actor: "x", Caller: to, Epoch: e + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Token
+	}
+	dir := t.TempDir()
+	r1, _ := run(dir)
+	tokB := handover(r1, "A", "B", 1)
+	handover(r1, "B", "A", 2) // B's token (epoch 2) is now stale
+	stale, _ := r1.Read(ctx, "x")
+	if stale.ValidFence(tokB.Epoch) {
+		t.Fatal("B's token passes before any restart")
+	}
+
+	forgot, _ := run(t.TempDir()) // the floor is lost: a new life from nothing
+	a, _ := forgot.Read(ctx, "x")
+	if !a.ValidFence(tokB.Epoch) {
+		t.Fatalf("forgetting registry at %v: B's stale token unexpectedly fails", a.State())
+	}
+	t.Logf("forgetting registry: epoch went from 3 back to %d; stale %v passes the fence", a.CurrentEpoch(), tokB)
+
+	kept, _ := run(dir) // the floor survives: the new life starts above 3
+	k, _ := kept.Read(ctx, "x")
+	if k.CurrentEpoch() != 4 || k.ValidFence(tokB.Epoch) {
+		t.Fatalf("registry with its floor at %v: want epoch 4 and B's token stale", k.State())
+	}
+}
+
+// ---- The SIGKILL test ----
+
+// TestHelperProcess is the child of TestEpochFloorSurvivesSIGKILLAtEveryPoint.
+// It runs a LocalRegistry over the floor in OWNERD_FLOOR and applies one
+// request per stdin line ("create x A", "acquire x A 1", "begin x A 1 B",
+// "release x A 1"), answering each with "ok <state JSON>" or "err <error>"
+// once the state is visible. If OWNERD_CRASH_AT names a CrashPoint, the
+// OWNERD_CRASH_AFTER'th burn stops there: it prints "CRASH-POINT <point>"
+// and sleeps until the parent kills it with SIGKILL.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv("OWNERD_HELPER") != "1" {
+		return
+	}
+	at := CrashPoint(os.Getenv("OWNERD_CRASH_AT"))
+	after, _ := strconv.Atoi(os.Getenv("OWNERD_CRASH_AFTER"))
+	burns := 0
+	hook := func(p CrashPoint) {
+		if p == PointBeforeBurn {
+			burns++
+		}
+		if p == at && burns == after {
+			fmt.Printf("CRASH-POINT %s\n", p)
+			for {
+				time.Sleep(time.Hour) // wait for SIGKILL
+			}
+		}
+	}
+	f, err := OpenFloor(os.Getenv("OWNERD_FLOOR"), hook)
+	if err != nil {
+		fmt.Printf("err %v\n", err)
+		os.Exit(1)
+	}
+	r := NewLocalRegistry(f, hook)
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		req, err := parseHelperLine(sc.Text())
+		if err == nil {
+			var res Result
+			if res, err = r.Apply(context.Background(), req); err == nil {
+				b, _ := json.Marshal(ToWire(res.State))
+				fmt.Printf("ok %s\n", b)
+				continue
+			}
+		}
+		fmt.Printf("err %v\n", err)
+	}
+	os.Exit(0)
+}
+
+func parseHelperLine(line string) (Request, error) {
+	f := strings.Fields(line)
+	epoch := func(i int) ownership.Epoch {
+		e, _ := strconv.ParseUint(f[i], 10, 64)
+		return ownership.Epoch(e)
+	}
+	switch {
+	case len(f) == 3 && f[0] == "create":
+		return Request{Op: OpCreate, Actor: ownership.ActorID(f[1]), To: ownership.NodeID(f[2])}, nil
+	case len(f) == 4 && f[0] == "acquire":
+		return Request{Op: ownership.OpAcquire, Actor: ownership.ActorID(f[1]), Caller: ownership.NodeID(f[2]), Epoch: epoch(3)}, nil
+	case len(f) == 5 && f[0] == "begin":
+		return Request{Op: ownership.OpBeginTransfer, Actor: ownership.ActorID(f[1]), Caller: ownership.NodeID(f[2]), Epoch: epoch(3), To: ownership.NodeID(f[4])}, nil
+	case len(f) == 4 && f[0] == "release":
+		return Request{Op: ownership.OpCompleteRelease, Actor: ownership.ActorID(f[1]), Caller: ownership.NodeID(f[2]), Epoch: epoch(3)}, nil
+	}
+	return Request{}, fmt.Errorf("bad line %q", line)
+}
+
+// child is one life of the helper process.
+type child struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	crash CrashPoint // where this life stopped, after send returns crashed
+}
+
+func startChild(t *testing.T, floor string, at CrashPoint, after int) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "OWNERD_HELPER=1", "OWNERD_FLOOR="+floor,
+		"OWNERD_CRASH_AT="+string(at), fmt.Sprintf("OWNERD_CRASH_AFTER=%d", after))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return c
+}
+
+// send applies one line and returns the visible state, or crashed=true if
+// the child stopped at its crash point instead.
+func (c *child) send(t *testing.T, line string) (s ownership.State, crashed bool) {
+	t.Helper()
+	if _, err := fmt.Fprintln(c.in, line); err != nil {
+		t.Fatalf("writing %q: %v", line, err)
+	}
+	reply, err := c.out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading reply to %q: %v", line, err)
+	}
+	reply = strings.TrimSpace(reply)
+	switch {
+	case strings.HasPrefix(reply, "CRASH-POINT "):
+		c.crash = CrashPoint(strings.TrimPrefix(reply, "CRASH-POINT "))
+		return nil, true
+	case strings.HasPrefix(reply, "ok "):
+		var w WireState
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(reply, "ok ")), &w); err != nil {
+			t.Fatal(err)
+		}
+		s, err := w.State()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, false
+	}
+	t.Fatalf("%q: child answered %q", line, reply)
+	return nil, false
+}
+
+// kill sends SIGKILL and checks that the child died of it.
+func (c *child) kill(t *testing.T) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.cmd.Wait()
+	ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child exit %v, want killed by SIGKILL", c.cmd.ProcessState)
+	}
+}
+
+// nextLine is the request that moves a handover on from s.
+func nextLine(s ownership.State) string {
+	other := map[ownership.NodeID]ownership.NodeID{"A": "B", "B": "A"}
+	switch s := s.(type) {
+	case ownership.Owned:
+		return fmt.Sprintf("begin x %s %d %s", s.Owner, s.Epoch, other[s.Owner])
+	case ownership.Transferring:
+		return fmt.Sprintf("release x %s %d", s.From, s.OldEpoch)
+	case ownership.Unowned:
+		return fmt.Sprintf("acquire x %s %d", s.IntendedOwner, s.Epoch)
+	}
+	panic(s)
+}
+
+// The starting epoch comes from a durable floor, and each burn is fsynced
+// before the state that depends on it is visible. A real child process is
+// killed with SIGKILL at every point between the burn and the answer (and
+// at each step inside the burn), during the first burn of its life (Create)
+// and during a later one (BeginTransfer), then restarted: across all lives
+// the visible epochs never repeat, and each crash skips at most one epoch,
+// exactly one when the crash came after the burn reached the file.
+// Reference: seed "The service" ("a registry that dies between the two
+// skips an epoch, which is the safe direction to fail").
+func TestEpochFloorSurvivesSIGKILLAtEveryPoint(t *testing.T) {
+	floor := filepath.Join(t.TempDir(), "floor")
+	var visible []ownership.Epoch // every new epoch seen, in order
+	last := ownership.Epoch(0)    // newest epoch a caller has seen
+	see := func(s ownership.State) {
+		if e := ownership.CurrentEpoch(s); e != last {
+			if e < last {
+				t.Fatalf("epoch went backwards: %d after %d (visible %v)", e, last, visible)
+			}
+			if slices.Contains(visible, e) {
+				t.Fatalf("epoch %d reused (visible %v)", e, visible)
+			}
+			visible = append(visible, e)
+			last = e
+		}
+	}
+	crashes, skipped := 0, 0
+	for _, at := range CrashPoints {
+		for _, after := range []int{1, 2} {
+			c := startChild(t, floor, at, after)
+			s, crashed := c.send(t, "create x A")
+			for i := 0; !crashed && i < 8; i++ {
+				see(s)
+				s, crashed = c.send(t, nextLine(s))
+			}
+			if !crashed || c.crash != at {
+				t.Fatalf("life crashing at %s after burn %d: did not stop there (stopped at %q)", at, after, c.crash)
+			}
+			c.kill(t)
+			crashes++
+
+			f, err := OpenFloor(floor, nil)
+			if err != nil {
+				t.Fatalf("after SIGKILL at %s: %v", at, err)
+			}
+			landed := slices.Index(CrashPoints, at) >= slices.Index(CrashPoints, PointRenamed)
+			want := last
+			if landed {
+				want = last + 1
+			}
+			if got := f.Get("x"); got != want {
+				t.Fatalf("after SIGKILL at %s (burn %d): floor %d, want %d (last visible epoch %d)", at, after, got, want, last)
+			}
+			// The next life starts at floor+1: it skips the burnt epoch if
+			// the burn landed, and never reuses a visible one.
+			r := startChild(t, floor, "", 0)
+			s, _ = r.send(t, "create x A")
+			first := ownership.CurrentEpoch(s)
+			if first <= last || first > last+2 {
+				t.Fatalf("after SIGKILL at %s: next life starts at epoch %d, last visible %d; want %d or %d", at, first, last, last+1, last+2)
+			}
+			if landed != (first == last+2) {
+				t.Fatalf("after SIGKILL at %s: next life starts at %d after %d; skipped=%v, want %v", at, first, last, first == last+2, landed)
+			}
+			if first == last+2 {
+				skipped++
+			}
+			see(s)
+			s, _ = r.send(t, nextLine(s)) // acquire, so the next life's floor is this one's
+			see(s)
+			r.in.Close()
+			r.cmd.Wait()
+		}
+	}
+	t.Logf("%d SIGKILLs at %d points, %d epochs skipped; visible epochs %v", crashes, len(CrashPoints), skipped, visible)
+	if want := 2 * (len(CrashPoints) - slices.Index(CrashPoints, PointRenamed)); skipped != want {
+		t.Fatalf("skipped %d epochs, want %d", skipped, want)
+	}
+}
