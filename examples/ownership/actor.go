@@ -4,11 +4,11 @@ import "fmt"
 
 // ANCHOR: token
 
-// Token is what a node holds after acquiring an actor: which actor, at which
-// epoch, held by whom. A token is plain data. It can be copied, written to
-// disk, survive a crash, and sit on a node that was cut off for an hour.
-// Holding one is not authority: whether it confers authority is answered by
-// the actor's current state (Actor.MayMutate), and a stale token is inert.
+// Token is what a node receives when it acquires an actor: the actor, the
+// epoch of the grant and the node holding it. It is plain data that may be
+// copied, stored, and kept through crashes and partitions. Having a token is
+// not authority: the actor's current state decides whether it confers any
+// (Actor.MayMutate), and a stale token does nothing.
 //
 // Rule source: seed "Ownership: epochs and fencing", Tokens are physical;
 // authority is not. It is Chubby's sequencer (lock name, mode, generation
