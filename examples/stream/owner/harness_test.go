@@ -82,6 +82,9 @@ func (l *link) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
 	r = r.Clone(r.Context())
 	r.RequestURI = r.URL.RequestURI()
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
 	l.ts.ServeHTTP(rec, r)
 	l.mu.Lock()
 	l.sent++
@@ -210,3 +213,6 @@ func keys(cs []Commit) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+func jsonMarshal(v any) ([]byte, error)   { return json.Marshal(v) }

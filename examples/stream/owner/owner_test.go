@@ -1,0 +1,724 @@
+package owner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ownership-book/ownership/examples/stream"
+)
+
+var bg = context.Background()
+
+// claimBy applies a competitor's claim of epoch directly to the stream.
+func (ts *testStream) claimBy(who string, epoch uint64) stream.Result {
+	return ts.m.ApplyCommand(stream.Command{Op: stream.OpAppend, Stream: "db", ContentType: streamContentType,
+		Now:      time.Unix(1e9, 0).UnixNano(),
+		Messages: [][]byte{encode(record{T: "claim", E: epoch, W: who, N: "n-" + who})},
+		Producer: &stream.Producer{ID: "db-writer", Epoch: epoch, Seq: 0}})
+}
+
+func isClaim(r *http.Request) bool { return isAppend(r) && headerIs(r, HeaderProducerSeq, "0") }
+
+func epochOf(r *http.Request) uint64 { return parseUint(r.Header.Get(HeaderProducerEpoch)) }
+
+// TestOpenClaims checks the open claim: a claim record is written to the
+// local log and synced before the claim is appended at sequence number 0
+// under an epoch above every epoch seen; a lost race is claimed again above
+// the winner, and after 16 lost rounds Open fails with ErrClaimRaces.
+// Reference: seed "Ownership and fencing", Taking a database over.
+func TestOpenClaims(t *testing.T) {
+	t.Run("claim record first, epoch above every seen", func(t *testing.T) {
+		ts := newTestStream(t)
+		dirA, dirB := t.TempDir(), t.TempDir()
+		var checked atomic.Int32
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isClaim(r) {
+				dir := dirA
+				if strings.Contains(r.Header.Get("X-Test-Dir"), "B") || checked.Load() > 0 {
+					dir = dirB
+				}
+				log, _ := os.ReadFile(filepath.Join(dir, "log"))
+				want := fmt.Sprintf(`{"t":"claim","e":%d,`, epochOf(r))
+				if !strings.Contains(string(log), want) {
+					t.Errorf("claim of epoch %d sent before %s held %s", epochOf(r), dir, want)
+				}
+				checked.Add(1)
+			}
+			return false
+		})
+		a, _ := ts.mustOpen(dirA, "A")
+		if a.Epoch() != 1 {
+			t.Fatalf("A's epoch = %d, want 1", a.Epoch())
+		}
+		a.Put("x", "1")
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		var claims []Event
+		b, _, err := ts.open(dirB, "B", func(e Event) {
+			if e.Kind == "claim" {
+				claims = append(claims, e)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if len(claims) != 1 || claims[0].Epoch != 2 || claims[0].Result.Status != 200 {
+			t.Fatalf("B's claims = %+v, want one applied claim of epoch 2", claims)
+		}
+		if c := claims[0].Result; c.ClosedEpoch != 1 || c.ClosedSeq != 1 {
+			t.Errorf("B's claim closed epoch %d at seq %d, want epoch 1 at seq 1", c.ClosedEpoch, c.ClosedSeq)
+		}
+		if e, s := ts.producer(); e != 2 || s != 0 {
+			t.Errorf("stream's producer = epoch %d seq %d, want 2, 0", e, s)
+		}
+		if v, _, _ := b.Get("x"); v != "1" {
+			t.Errorf("B reads x = %q, want 1 (rebuilt from the stream)", v)
+		}
+		if checked.Load() != 2 {
+			t.Errorf("checked %d claims, want 2", checked.Load())
+		}
+	})
+
+	t.Run("lost race claims above the winner", func(t *testing.T) {
+		ts := newTestStream(t)
+		ts.mustOpen(t.TempDir(), "A") // epoch 1
+		injected := false
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isClaim(r) && !injected {
+				injected = true
+				ts.claimBy("Z", epochOf(r)+3) // a newer owner wins the race
+			}
+			return false
+		})
+		var claims []uint64
+		c, _, err := ts.open(t.TempDir(), "C", func(e Event) {
+			if e.Kind == "claim" {
+				claims = append(claims, e.Epoch)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if fmt.Sprint(claims) != "[2 6]" || c.Epoch() != 6 {
+			t.Errorf("C claimed %v and owns epoch %d, want [2 6] and 6", claims, c.Epoch())
+		}
+	})
+
+	t.Run("same epoch race is lost, not mistaken for a retry", func(t *testing.T) {
+		ts := newTestStream(t)
+		ts.mustOpen(t.TempDir(), "A")
+		injected := false
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isClaim(r) && !injected {
+				injected = true
+				ts.claimBy("Z", epochOf(r)) // same epoch: C's claim is a duplicate
+			}
+			return false
+		})
+		var statuses []int
+		c, _, err := ts.open(t.TempDir(), "C", func(e Event) {
+			if e.Kind == "claim" {
+				statuses = append(statuses, e.Result.Status)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if fmt.Sprint(statuses) != "[204 200]" || c.Epoch() != 3 {
+			t.Errorf("C's claims answered %v, epoch %d; want [204 200], 3", statuses, c.Epoch())
+		}
+	})
+
+	t.Run("16 lost races fail the open", func(t *testing.T) {
+		ts := newTestStream(t)
+		ts.mustOpen(t.TempDir(), "A")
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isClaim(r) {
+				ts.claimBy("Z", epochOf(r)+1) // always one step ahead
+			}
+			return false
+		})
+		rounds := 0
+		_, _, err := ts.open(t.TempDir(), "D", func(e Event) {
+			if e.Kind == "claim" {
+				rounds++
+			}
+		})
+		var cre *ClaimRacesError
+		if !errors.Is(err, ErrClaimRaces) || !errors.As(err, &cre) {
+			t.Fatalf("open = %v, want ErrClaimRaces", err)
+		}
+		if rounds != MaxClaimRounds || cre.Rounds != MaxClaimRounds {
+			t.Errorf("sent %d claims (error says %d), want %d", rounds, cre.Rounds, MaxClaimRounds)
+		}
+	})
+}
+
+// TestRecoveryAfterTheClaim checks that a new owner learns from a leader
+// read which pending commits landed, sends the rest under its new epoch in
+// order and unchanged if nobody else wrote, and otherwise discards them and
+// catches up. Reference: seed, Taking a database over.
+func TestRecoveryAfterTheClaim(t *testing.T) {
+	t.Run("nobody else wrote: resend the rest unchanged", func(t *testing.T) {
+		ts := newTestStream(t)
+		dir := t.TempDir()
+		a, l := ts.mustOpen(dir, "A")
+		a.Put("a", "1")
+		a.Put("b", "2")
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		a.Put("c", "3")
+		l.setFault(func(r *http.Request) (bool, bool) { return false, isAppend(r) }) // c lands, answer lost
+		if err := a.Push(bg); !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("push = %v, want ErrUnreachable", err)
+		}
+		a.Put("d", "4")
+		a.Close() // the process dies with c unacknowledged and d unsent
+
+		var rec Event
+		var appends []Event
+		a2, _, err := ts.open(dir, "A", func(e Event) {
+			switch e.Kind {
+			case "recover":
+				rec = e
+			case "append":
+				appends = append(appends, e)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a2.Close()
+		if rec.Epoch != 2 || rec.Landed != 1 || rec.Kept != 1 || rec.Discarded != 0 {
+			t.Errorf("recovery = %+v, want epoch 2, landed 1, kept 1", rec)
+		}
+		if err := a2.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(appends) != 1 || appends[0].Epoch != 2 || appends[0].Seq != 1 {
+			t.Errorf("appends after recovery = %+v, want one at epoch 2 seq 1", appends)
+		}
+		if got := keys(ts.history()); got != "a=1 b=2 c=3 d=4" {
+			t.Errorf("stream history = %q", got)
+		}
+	})
+
+	t.Run("someone else wrote: discard and catch up", func(t *testing.T) {
+		ts := newTestStream(t)
+		dirA := t.TempDir()
+		a, _ := ts.mustOpen(dirA, "A")
+		a.Put("a", "1")
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		a.Put("b", "2") // never sent
+		a.Close()
+		b, _ := ts.mustOpen(t.TempDir(), "B")
+		b.Put("x", "9")
+		if err := b.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+
+		var rec Event
+		a2, _, err := ts.open(dirA, "A", func(e Event) {
+			if e.Kind == "recover" {
+				rec = e
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a2.Close()
+		if rec.Landed != 0 || rec.Discarded != 1 || rec.Kept != 0 {
+			t.Errorf("recovery = %+v, want 1 discarded", rec)
+		}
+		if got := keys(commitsOf(t, a2)); got != "a=1 x=9" {
+			t.Errorf("A's copy = %q, want the stream's a=1 x=9", got)
+		}
+		if _, ok, _ := a2.Get("b"); ok {
+			t.Error("A still has its discarded commit b")
+		}
+		// The rewritten local log reopens to the same copy.
+		a2.Close()
+		a3, _ := ts.mustOpen(dirA, "A")
+		if got := keys(commitsOf(t, a3)); got != "a=1 x=9" {
+			t.Errorf("A's copy after reopening = %q", got)
+		}
+	})
+}
+
+// TestSynced checks that Synced returns only once the stream holds every
+// earlier commit and a round trip begun after the call found the process
+// still the owner. Reference: seed, Taking a database over and What the
+// fenced process sees.
+func TestSynced(t *testing.T) {
+	ts := newTestStream(t)
+	a, l := ts.mustOpen(t.TempDir(), "A")
+	a.Put("a", "1")
+	a.Put("b", "2")
+	if err := a.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(ts.history()); got != "a=1 b=2" || a.Acknowledged() != 2 {
+		t.Fatalf("after Synced: stream %q, acknowledged %d", got, a.Acknowledged())
+	}
+
+	// Nothing pending: Synced still makes a round trip.
+	before := l.requests()
+	if err := a.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+	if l.requests() != before+1 {
+		t.Errorf("Synced with nothing pending sent %d requests, want 1", l.requests()-before)
+	}
+
+	// A lost answer: Synced fails, the retry is a duplicate, applied once.
+	a.Put("c", "3")
+	l.setFault(func(r *http.Request) (bool, bool) { return false, isAppend(r) })
+	if err := a.Synced(bg); !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("Synced with a lost answer = %v, want ErrUnreachable", err)
+	}
+	l.setFault(nil)
+	if err := a.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(ts.history()); got != "a=1 b=2 c=3" {
+		t.Errorf("stream %q, want c once", got)
+	}
+
+	// Partitioned: Synced fails without resetting; healed, it succeeds.
+	a.Put("d", "4")
+	l.setDown(true)
+	if err := a.Synced(bg); !errors.Is(err, ErrUnreachable) || errors.Is(err, ErrReset) {
+		t.Fatalf("Synced while partitioned = %v", err)
+	}
+	l.setDown(false)
+	if err := a.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+
+	// Taken over with nothing pending: the round trip finds out.
+	ts.mustOpen(t.TempDir(), "B")
+	if err := a.Synced(bg); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Synced after a takeover = %v, want ErrFenced", err)
+	}
+}
+
+// TestFenced checks what the fenced process sees: a 403 epoch-closed resets
+// the database; pending Synced calls fail; reset listeners run exactly once;
+// every later operation, reads included, fails with ErrReset; an open
+// snapshot keeps working; the process does not reopen by itself.
+// Reference: seed, What the fenced process sees.
+func TestFenced(t *testing.T) {
+	ts := newTestStream(t)
+	a, l := ts.mustOpen(t.TempDir(), "A")
+	a.Put("k", "v1")
+	if err := a.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+	var calls1, calls2 atomic.Int32
+	a.OnReset(func(err error) {
+		if !errors.Is(err, ErrReset) {
+			t.Errorf("listener got %v", err)
+		}
+		calls1.Add(1)
+	})
+	a.OnReset(func(error) { calls2.Add(1) })
+	snap, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ts.mustOpen(t.TempDir(), "B") // B takes over: epoch 2
+	if err := a.Put("k", "v2"); err != nil {
+		t.Fatalf("a local commit before A knows: %v", err)
+	}
+	// Hold A's append at the stream until two Synced calls are pending.
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	l.setFault(func(r *http.Request) (bool, bool) {
+		if isAppend(r) {
+			once.Do(func() { close(entered); <-release })
+		}
+		return false, false
+	})
+	errs := make(chan error, 2)
+	go func() { errs <- a.Synced(bg) }()
+	<-entered
+	go func() { errs <- a.Synced(bg) }()
+	time.Sleep(20 * time.Millisecond) // let the second call queue behind the first
+	close(release)
+	for i := 0; i < 2; i++ {
+		err := <-errs
+		var re *ResetError
+		if !errors.Is(err, ErrReset) || !errors.Is(err, ErrFenced) || !errors.As(err, &re) {
+			t.Fatalf("pending Synced = %v, want a fenced reset", err)
+		}
+		if re.Epoch != 1 || re.Current != 2 {
+			t.Errorf("reset names epoch %d current %d, want 1 and 2", re.Epoch, re.Current)
+		}
+	}
+	if calls1.Load() != 1 || calls2.Load() != 1 {
+		t.Errorf("listeners ran %d and %d times, want once each", calls1.Load(), calls2.Load())
+	}
+	if _, _, err := a.Get("k"); !errors.Is(err, ErrReset) {
+		t.Errorf("Get after reset = %v, want ErrReset", err)
+	}
+	if err := a.Put("k", "v3"); !errors.Is(err, ErrReset) {
+		t.Errorf("Put after reset = %v", err)
+	}
+	if _, err := a.Snapshot(); !errors.Is(err, ErrReset) {
+		t.Errorf("Snapshot after reset = %v", err)
+	}
+	if v, ok := snap.Get("k"); !ok || v != "v1" {
+		t.Errorf("open snapshot reads k = %q, %v; want v1", v, ok)
+	}
+	// It does not reopen by itself: nothing more reaches the stream.
+	sent := l.requests()
+	a.Synced(bg)
+	a.Push(bg)
+	if l.requests() != sent {
+		t.Errorf("a reset DB sent %d more requests", l.requests()-sent)
+	}
+	if e, _ := ts.producer(); e != 2 {
+		t.Errorf("stream's epoch = %d, want B's 2", e)
+	}
+	a.OnReset(func(error) { calls1.Add(1) }) // registered late: runs now, once
+	if calls1.Load() != 2 {
+		t.Errorf("late listener did not run")
+	}
+	if got := keys(ts.history()); got != "k=v1" {
+		t.Errorf("stream %q: the fenced append was applied", got)
+	}
+}
+
+// TestClaimsNobodyAskedFor checks the claims the library makes on its own:
+// after the stream forgot the producer, after a 413, and when an offline
+// open goes live; each exactly one epoch above its own, losing to any newer
+// owner; and an offline open claims only if nobody else wrote or claimed.
+// Reference: seed, Claims nobody asked for.
+func TestClaimsNobodyAskedFor(t *testing.T) {
+	claimsOf := func(evs *[]Event) func(Event) {
+		return func(e Event) {
+			if e.Kind == "claim" || e.Kind == "reset" {
+				*evs = append(*evs, e)
+			}
+		}
+	}
+
+	t.Run("the stream forgot the producer", func(t *testing.T) {
+		ts := newTestStream(t)
+		var evs []Event
+		a, _, err := ts.open(t.TempDir(), "A", claimsOf(&evs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		a.Put("a", "1")
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		ts.forgetProducer()
+		a.Put("b", "2")
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 2 || evs[1].Reason != "forgotten" || evs[1].Epoch != 2 {
+			t.Errorf("claims = %+v, want open at 1 then forgotten at 2", evs)
+		}
+		if got := keys(ts.history()); got != "a=1 b=2" {
+			t.Errorf("stream %q", got)
+		}
+	})
+
+	t.Run("forgotten, and a newer owner came first", func(t *testing.T) {
+		ts := newTestStream(t)
+		var evs []Event
+		a, _, err := ts.open(t.TempDir(), "A", claimsOf(&evs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		a.Put("a", "1")
+		a.Synced(bg)
+		ts.forgetProducer()
+		opened := false
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isClaim(r) && !opened {
+				opened = true
+				ts.setFront(nil)
+				ts.mustOpen(t.TempDir(), "B") // B claims epoch 2 just before A
+			}
+			return false
+		})
+		a.Put("b", "2")
+		if err := a.Synced(bg); !errors.Is(err, ErrFenced) {
+			t.Fatalf("Synced = %v, want ErrFenced", err)
+		}
+		if e, _ := ts.producer(); e != 2 || !opened {
+			t.Errorf("epoch %d, want B's 2", e)
+		}
+		if got := keys(ts.history()); got != "a=1" {
+			t.Errorf("stream %q", got)
+		}
+	})
+
+	t.Run("the stream lowered its request limit", func(t *testing.T) {
+		ts := newTestStream(t)
+		var evs []Event
+		var sizes []int
+		a, _, err := ts.open(t.TempDir(), "A", claimsOf(&evs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		const limit = 200 // a layer in front of the stream
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isAppend(r) && r.ContentLength > limit {
+				http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+				return true
+			}
+			if isAppend(r) && !isClaim(r) {
+				sizes = append(sizes, int(r.ContentLength))
+			}
+			return false
+		})
+		for i := range 4 {
+			a.Put(fmt.Sprint("k", i), strings.Repeat("v", 40))
+		}
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 2 || evs[1].Reason != "limit" || evs[1].Epoch != 2 {
+			t.Errorf("claims = %+v, want a limit claim at 2", evs)
+		}
+		if len(sizes) != 2 {
+			t.Errorf("appends of %v bytes, want two smaller batches", sizes)
+		}
+		if got := len(ts.history()); got != 4 {
+			t.Errorf("stream holds %d commits, want 4", got)
+		}
+	})
+
+	t.Run("an offline open goes live", func(t *testing.T) {
+		ts := newTestStream(t)
+		dir := t.TempDir()
+		a, _ := ts.mustOpen(dir, "A")
+		a.Put("a", "1")
+		a.Synced(bg)
+		a.Close()
+		c, l := ts.client()
+		l.setDown(true)
+		var evs []Event
+		a2, err := Open(bg, dir, Options{Stream: c, Manual: true, Trace: claimsOf(&evs)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a2.Close()
+		if a2.Live() {
+			t.Fatal("an unreachable open is live")
+		}
+		a2.Put("b", "2")
+		if v, _, err := a2.Get("a"); err != nil || v != "1" {
+			t.Errorf("offline read a = %q, %v", v, err)
+		}
+		l.setDown(false)
+		if err := a2.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 1 || evs[0].Reason != "live" || evs[0].Epoch != 2 {
+			t.Errorf("claims = %+v, want one live claim at 2", evs)
+		}
+		if got := keys(ts.history()); got != "a=1 b=2" {
+			t.Errorf("stream %q", got)
+		}
+	})
+
+	t.Run("back from a partition, an owner opened meanwhile", func(t *testing.T) {
+		for _, wrote := range []bool{true, false} {
+			ts := newTestStream(t)
+			dir := t.TempDir()
+			a, _ := ts.mustOpen(dir, "A")
+			a.Put("a", "1")
+			a.Synced(bg)
+			a.Close()
+			c, l := ts.client()
+			l.setDown(true)
+			a2, err := Open(bg, dir, Options{Stream: c, Manual: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a2.Put("lost", "x")
+			b, _ := ts.mustOpen(t.TempDir(), "B") // claims epoch 2
+			if wrote {
+				b.Put("b", "2")
+				b.Synced(bg)
+			}
+			l.setDown(false)
+			if err := a2.Synced(bg); !errors.Is(err, ErrFenced) {
+				t.Fatalf("Synced back from the partition = %v, want ErrFenced", err)
+			}
+			if e, _ := ts.producer(); e != 2 {
+				t.Errorf("A claimed: the stream's epoch is %d, want B's 2", e)
+			}
+			if err := b.Synced(bg); err != nil {
+				t.Errorf("B is no longer the owner: %v", err)
+			}
+			a2.Close()
+		}
+	})
+}
+
+// forgetProducer makes the stream forget the database's producer, as a
+// stream does with a producer idle for too long.
+func (ts *testStream) forgetProducer() {
+	ts.t.Helper()
+	snap, err := ts.m.Snapshot()
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	var st stream.State
+	if err := jsonUnmarshal(snap, &st); err != nil {
+		ts.t.Fatal(err)
+	}
+	delete(st.Streams["db"].Producers, "db-writer")
+	b, _ := jsonMarshal(&st)
+	if err := ts.m.Restore(b); err != nil {
+		ts.t.Fatal(err)
+	}
+}
+
+// TestANewHistory checks the answer to 412 (stale incarnation): if the
+// stream kept every commit the copy saw acknowledged, the copy continues
+// under the new token; otherwise it moves into salvage/ and resets.
+// Reference: seed, A new history.
+func TestANewHistory(t *testing.T) {
+	reincarnate := func(ts *testStream) {
+		if r := ts.m.ApplyCommand(stream.Command{Op: stream.OpReincarnate, Stream: "db"}); r.Outcome != stream.Reincarnated {
+			t.Fatalf("reincarnate: %s", r.Outcome)
+		}
+	}
+	t.Run("the stream kept every acknowledged commit", func(t *testing.T) {
+		ts := newTestStream(t)
+		dir := t.TempDir()
+		a, _ := ts.mustOpen(dir, "A")
+		a.Put("a", "1")
+		a.Synced(bg)
+		reincarnate(ts)
+		var evs []Event
+		a.opts.Trace = func(e Event) { evs = append(evs, e) }
+		a.Put("b", "2")
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) < 2 || evs[0].Result.Status != 412 || evs[1].Kind != "new-history" {
+			t.Errorf("events = %+v, want a 412 then a new history", evs)
+		}
+		if got := keys(ts.history()); got != "a=1 b=2" {
+			t.Errorf("stream %q", got)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "salvage")); err == nil {
+			t.Error("salvage/ made for a history that kept everything")
+		}
+	})
+	t.Run("the stream lost acknowledged commits", func(t *testing.T) {
+		ts := newTestStream(t)
+		dir := t.TempDir()
+		a, _ := ts.mustOpen(dir, "A")
+		a.Put("a", "1")
+		a.Synced(bg)
+		old, _ := ts.m.Snapshot()
+		a.Put("b", "2")
+		a.Put("c", "3")
+		a.Synced(bg)
+		ts.m.Restore(old) // restored from an older backup
+		reincarnate(ts)
+		resets := 0
+		a.OnReset(func(error) { resets++ })
+		a.Put("d", "4")
+		err := a.Synced(bg)
+		var re *ResetError
+		if !errors.As(err, &re) || !errors.Is(err, ErrReset) || errors.Is(err, ErrFenced) || re.Kind != ResetNewHistory {
+			t.Fatalf("Synced = %v, want a new-history reset", err)
+		}
+		if resets != 1 {
+			t.Errorf("listeners ran %d times", resets)
+		}
+		saved, err := os.ReadFile(filepath.Join(dir, "salvage", "1", "log"))
+		if err != nil || !strings.Contains(string(saved), `"k":"c"`) || !strings.Contains(string(saved), `"k":"d"`) {
+			t.Errorf("salvage/1/log = %q, %v; want the copy with c and d", saved, err)
+		}
+		if _, _, err := a.Get("a"); !errors.Is(err, ErrReset) {
+			t.Errorf("Get = %v, want ErrReset", err)
+		}
+		// Opening again by name rebuilds from the new history.
+		a.Close()
+		a2, _ := ts.mustOpen(dir, "A2")
+		if got := keys(commitsOf(t, a2)); got != "a=1" {
+			t.Errorf("reopened copy = %q, want the stream's a=1", got)
+		}
+	})
+}
+
+// TestCopiesOfACache documents what a copied cache directory does: it
+// carries its owner's writer id and claims, so opening the copy elsewhere
+// claims above the original and fences it; the supported way is to open the
+// database by name into a fresh directory, which rebuilds it from the stream.
+// Reference: seed, Claims nobody asked for (last paragraph).
+func TestCopiesOfACache(t *testing.T) {
+	ts := newTestStream(t)
+	dirA := t.TempDir()
+	a, _ := ts.mustOpen(dirA, "A")
+	a.Put("a", "1")
+	if err := a.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+
+	dirC := t.TempDir() // another host gets a copy of A's live directory
+	for _, name := range []string{"id", "log"} {
+		b, err := os.ReadFile(filepath.Join(dirA, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dirC, name), b, 0o644)
+	}
+	c, _ := ts.mustOpen(dirC, "ignored")
+	if c.id != "A" || c.Epoch() != 2 {
+		t.Errorf("the copy writes as %q at epoch %d, want A's id at epoch 2", c.id, c.Epoch())
+	}
+	a.Put("a", "2")
+	if err := a.Synced(bg); !errors.Is(err, ErrFenced) {
+		t.Errorf("the original after its copy opened: %v, want ErrFenced", err)
+	}
+	c.Put("c", "3")
+	if err := c.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+
+	// The supported way: open by name into a fresh directory.
+	d, _ := ts.mustOpen(t.TempDir(), "D")
+	if got := keys(commitsOf(t, d)); got != "a=1 c=3" {
+		t.Errorf("opened by name: %q, want the stream's a=1 c=3", got)
+	}
+	if d.Epoch() != 3 {
+		t.Errorf("D's epoch = %d, want 3", d.Epoch())
+	}
+	if err := c.Synced(bg); !errors.Is(err, ErrFenced) {
+		t.Errorf("the copy after D opened: %v, want ErrFenced", err)
+	}
+}
