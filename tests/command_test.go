@@ -1,0 +1,108 @@
+package tests
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// bookgen builds cmd/bookgen once per test binary and returns its path.
+func bookgen(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "bookgen-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "bookgen")
+		out, err := exec.Command("go", "build", "-o", binPath, "../cmd/bookgen").CombinedOutput()
+		if err != nil {
+			binErr = errors.New(string(out))
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("building bookgen: %v", binErr)
+	}
+	return binPath
+}
+
+func runBookgen(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bookgen(t), args...)
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// TestCommand runs the bookgen binary: errors print as file:line with exit
+// status 1; build writes the site and prints one summary line; test writes
+// no site; the root is found from a subfolder.
+func TestCommand(t *testing.T) {
+	t.Parallel()
+	bad := copyFixture(t, "unknown-anchor")
+	_, stderr, code := runBookgen(t, bad, "build")
+	if code != 1 || !strings.HasPrefix(stderr, "book/ch.md:4: ") {
+		t.Errorf("bad book: exit %d, stderr %q; want 1 and book/ch.md:4: ...", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(bad, "site")); !os.IsNotExist(err) {
+		t.Error("a failed build created site/")
+	}
+
+	good := copyFixture(t, "good")
+	_, stderr, code = runBookgen(t, filepath.Join(good, "book", "nested"), "test")
+	if code != 0 {
+		t.Fatalf("bookgen test: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(good, "site")); !os.IsNotExist(err) {
+		t.Error("bookgen test wrote site/")
+	}
+	stdout, stderr, code := runBookgen(t, good, "build", "-o", "public")
+	if code != 0 {
+		t.Fatalf("bookgen build: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "3 pages") {
+		t.Errorf("summary line = %q", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(good, "public", "greet.html")); err != nil {
+		t.Error(err)
+	}
+
+	_, stderr, code = runBookgen(t, t.TempDir(), "build")
+	if code != 1 || !strings.Contains(stderr, "no repository root") {
+		t.Errorf("outside a repository: exit %d, %q", code, stderr)
+	}
+	_, _, code = runBookgen(t, good, "frobnicate")
+	if code != 2 {
+		t.Errorf("unknown command: exit %d, want 2", code)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}

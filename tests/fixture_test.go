@@ -1,0 +1,174 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/ownership-book/ownership/internal/diag"
+)
+
+// TestGoodFixture builds a small complete book twice and checks the site,
+// the page details and that the second build is answered from the cache.
+func TestGoodFixture(t *testing.T) {
+	t.Parallel()
+	root := copyFixture(t, "good")
+	out := filepath.Join(t.TempDir(), "site")
+	cache := t.TempDir()
+	res, err := buildBook(t, root, out, cache)
+	if err != nil {
+		t.Fatalf("build failed:\n%v", err)
+	}
+	checkSite(t, res.Book, out)
+	if res.Pages != 3 {
+		t.Errorf("Pages = %d, want 3", res.Pages)
+	}
+	kinds := map[string]int{}
+	for _, c := range res.Report.Checks {
+		kinds[c.Kind]++
+		if c.Cached {
+			t.Errorf("first build: check %s %s came from an empty cache", c.Kind, c.Subject)
+		}
+	}
+	if kinds["transcript"] != 1 {
+		t.Errorf("checks by kind %v, want one transcript", kinds)
+	}
+	if res.Report.Ignored != 1 {
+		t.Errorf("Ignored = %d, want 1", res.Report.Ignored)
+	}
+
+	greet := parseFile(t, filepath.Join(out, "greet.html"))
+	body := text(greet.doc)
+	for _, want := range []string{
+		"func Greet(e int) string", // the include, in place
+		"hello, epoch 3",           // the transcript's output
+		"not compiled by bookgen",  // the go ignore note
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("greet.html lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"ANCHOR", "{{#include"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("greet.html shows %q", bad)
+		}
+	}
+	drafts := find(parseFile(t, filepath.Join(out, "index.html")).doc, func(n *html.Node) bool { return hasClass(n, "draft") })
+	if len(drafts) != 1 || strings.TrimSpace(text(drafts[0])) != "2. Not written yet" {
+		t.Errorf("draft entries: %d", len(drafts))
+	}
+	repo := find(parseFile(t, filepath.Join(out, "intro.html")).doc, func(n *html.Node) bool {
+		return n.Data == "a" && attr(n, "href") == "https://github.com/example/good/blob/main/examples/greet/greet.go"
+	})
+	if len(repo) != 1 {
+		t.Error("intro.html: the link to the example does not point to the repository")
+	}
+
+	// Nothing changed: nothing runs.
+	res2, err := buildBook(t, root, out, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Report.Ran != 0 || res2.Report.Cached == 0 {
+		t.Errorf("unchanged rebuild: %d ran, %d cached; want 0 ran", res2.Report.Ran, res2.Report.Cached)
+	}
+	// A prose edit: still nothing runs, and the page shows the edit.
+	intro := filepath.Join(root, "book", "intro.md")
+	src, err := os.ReadFile(intro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(intro, append(src, "\nA new sentence about epochs.\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res3, err := buildBook(t, root, out, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res3.Report.Ran != 0 {
+		t.Errorf("prose-only edit ran %d checks, want 0", res3.Report.Ran)
+	}
+	if !strings.Contains(text(parseFile(t, filepath.Join(out, "intro.html")).doc), "A new sentence about epochs.") {
+		t.Error("intro.html does not show the edit")
+	}
+}
+
+// badFixtures are books that must not build. file and line are where the
+// error must point; msg is a substring of its message.
+var badFixtures = []struct {
+	name   string
+	file   string
+	line   int
+	msg    string
+	mutate func(t *testing.T, root string)
+}{
+	{name: "missing-chapter", file: "book/SUMMARY.md", line: 4, msg: "book/missing.md does not exist"},
+	{name: "bad-summary", file: "book/SUMMARY.md", line: 4, msg: "not a link"},
+	{name: "include-missing", file: "book/ch.md", line: 4, msg: "examples/nope.go does not exist"},
+	{name: "unknown-anchor", file: "book/ch.md", line: 4, msg: `anchor "nope" not found`},
+	{name: "unterminated-anchor", file: "book/ch.md", line: 4, msg: "has no ANCHOR_END"},
+	{name: "include-outside", file: "book/ch.md", line: 4, msg: "leaves the repository"},
+	{name: "wrong-transcript", file: "book/ch.md", line: 4, msg: ""},
+	{name: "no-compile", file: "examples/broken/broken.go", line: 6, msg: ""},
+	{name: "test-fails", file: "examples/calc/calc_test.go", line: 7, msg: ""},
+	{name: "hang", file: "book/ch.md", line: 4, msg: ""},
+	{name: "bad-snippet", file: "book/ch.md", line: 7, msg: ""},
+	{name: "bad-utf8", file: "book/ch.md", line: 3, msg: "invalid UTF-8", mutate: func(t *testing.T, root string) {
+		bad := []byte("# Chapter\n\nAn epoch \xff\xfe is not text.\n")
+		if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}},
+}
+
+// TestBadFixtures checks that each broken book fails with the right
+// file:line and leaves a pre-existing output folder as it was.
+func TestBadFixtures(t *testing.T) {
+	for _, tt := range badFixtures {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := copyFixture(t, tt.name)
+			if tt.mutate != nil {
+				tt.mutate(t, root)
+			}
+			parent := t.TempDir()
+			out := filepath.Join(parent, "site")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			sentinel := filepath.Join(out, "sentinel.txt")
+			if err := os.WriteFile(sentinel, []byte("previous site"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			_, err := buildBook(t, root, out, t.TempDir())
+			if err == nil {
+				t.Fatal("the build succeeded")
+			}
+			errs := diag.All(err)
+			found := false
+			for _, e := range errs {
+				if e.File == tt.file && e.Line == tt.line && strings.Contains(e.Msg+"\n"+e.Detail, tt.msg) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no error at %s:%d containing %q; got:\n%v", tt.file, tt.line, tt.msg, err)
+			}
+			if data, err := os.ReadFile(sentinel); err != nil || string(data) != "previous site" {
+				t.Errorf("the previous output changed: %q, %v", data, err)
+			}
+			entries, _ := os.ReadDir(parent)
+			if len(entries) != 1 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("leftovers beside the output folder: %v", names)
+			}
+		})
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/bad-snippet
+
+go 1.26

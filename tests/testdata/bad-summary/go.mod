@@ -1,0 +1,3 @@
+module example.com/bad-summary
+
+go 1.26

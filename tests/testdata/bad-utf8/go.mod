@@ -1,0 +1,3 @@
+module example.com/bad-utf8
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/include-missing
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/include-outside
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/missing-chapter
+
+go 1.26

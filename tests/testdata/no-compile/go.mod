@@ -1,0 +1,3 @@
+module example.com/no-compile
+
+go 1.26

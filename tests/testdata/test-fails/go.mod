@@ -1,0 +1,3 @@
+module example.com/test-fails
+
+go 1.26

@@ -1,0 +1,7 @@
+package x
+
+// ANCHOR: a
+// X is one.
+const X = 1
+
+// ANCHOR_END: a

@@ -1,0 +1,3 @@
+module example.com/unknown-anchor
+
+go 1.26

@@ -1,0 +1,5 @@
+package x
+
+// ANCHOR: a
+// X is one.
+const X = 1

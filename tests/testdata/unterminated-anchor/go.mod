@@ -1,0 +1,3 @@
+module example.com/unterminated-anchor
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/wrong-transcript
+
+go 1.26
