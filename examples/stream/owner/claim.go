@@ -101,9 +101,11 @@ func (db *DB) catchUp(ctx context.Context) error {
 			return err
 		}
 	}
-	if _, _, _, err := db.merge(recs); err != nil {
+	m, err := db.merge(recs)
+	if err != nil {
 		return err
 	}
+	db.trace(Event{Kind: "catch-up", Epoch: db.seen, Taken: m.taken})
 	db.ackOffset = next
 	return db.log.append(record{T: "ack", I: db.ackIndex, O: next})
 }
@@ -161,7 +163,7 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	landed, kept, discarded, err := db.merge(recs[:upTo])
+	m, err := db.merge(recs[:upTo])
 	if err != nil {
 		return err
 	}
@@ -175,7 +177,7 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 		db.ackOffset = next
 	}
 	db.live = true
-	db.trace(Event{Kind: "recover", Epoch: epoch, Landed: landed, Kept: kept, Discarded: discarded})
+	db.trace(Event{Kind: "recover", Epoch: epoch, Landed: m.landed, Kept: m.kept, Discarded: m.discarded, Taken: m.taken})
 	return db.log.append(record{T: "owner", E: epoch, I: db.ackIndex, O: db.ackOffset})
 }
 
@@ -183,7 +185,7 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 // equal to the copy's next pending one landed; the first commit by anyone
 // else discards the pending rest, and from there the stream's commits are
 // taken. Call with mu held.
-func (db *DB) merge(recs []record) (landed, kept, discarded int, err error) {
+func (db *DB) merge(recs []record) (m merged, err error) {
 	cursor := db.ackIndex
 	diverged := false
 	for _, r := range recs {
@@ -192,31 +194,35 @@ func (db *DB) merge(recs []record) (landed, kept, discarded int, err error) {
 			continue
 		}
 		if r.I != cursor+1 {
-			return 0, 0, 0, fmt.Errorf("stream %q: commit %d follows commit %d", db.c.Name, r.I, cursor)
+			return m, fmt.Errorf("stream %q: commit %d follows commit %d", db.c.Name, r.I, cursor)
 		}
 		if !diverged && cursor < uint64(len(db.commits)) && db.commits[cursor] == r.commit() {
-			landed++
+			m.landed++
 			cursor++
 			continue
 		}
 		if !diverged {
 			diverged = true
-			discarded = len(db.commits) - int(cursor)
+			m.discarded = len(db.commits) - int(cursor)
 			db.commits = db.commits[:cursor]
 		}
 		db.commits = append(db.commits, r.commit())
+		m.taken++
 		cursor++
 	}
 	db.ackIndex = cursor
-	kept = len(db.commits) - int(cursor)
+	m.kept = len(db.commits) - int(cursor)
 	if diverged {
 		db.rebuild()
 		if err := db.log.rewrite(db.snapshotLog()); err != nil {
-			return 0, 0, 0, err
+			return m, err
 		}
 	}
-	return landed, kept, discarded, nil
+	return m, nil
 }
+
+// merged counts what merge did.
+type merged struct{ landed, kept, discarded, taken int }
 
 // ANCHOR_END: recover
 

@@ -36,14 +36,15 @@ type Options struct {
 
 // Event describes one step of the replicator, for Options.Trace.
 type Event struct {
-	Kind   string // "claim", "append", "probe", "recover", "reset", "new-history"
+	Kind   string // "catch-up", "claim", "append", "probe", "recover", "reset", "new-history"
 	Reason string // for a claim: "open", "forgotten", "limit", "live"
 	Epoch  uint64
 	Seq    uint64
 	Result AppendResult // for claim, append and probe
 	// For recover: commits that had landed, pending commits kept to send,
-	// and pending commits discarded because another owner wrote.
-	Landed, Kept, Discarded int
+	// pending commits discarded because another owner wrote, and commits
+	// taken from the stream. For catch-up, Taken only.
+	Landed, Kept, Discarded, Taken int
 	Err                     error // for reset
 }
 
@@ -410,7 +411,7 @@ func (db *DB) reset(e *ResetError) error {
 		db.mu.Unlock()
 		return err
 	}
-	e.Dir = db.dir
+	e.Dir, e.Stream = db.dir, db.c.Name
 	db.resetErr = e
 	ls := db.listeners
 	db.listeners = nil

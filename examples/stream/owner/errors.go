@@ -40,8 +40,9 @@ const (
 // ResetError is the error of a reset database. It matches ErrReset, and
 // ErrFenced when Kind is ResetFenced.
 type ResetError struct {
-	Dir  string // the database's directory
-	Kind string // ResetFenced or ResetNewHistory
+	Stream string // the database's stream name
+	Dir    string // the database's directory
+	Kind   string // ResetFenced or ResetNewHistory
 	// Epoch is the process's own epoch when it reset; Current the epoch that
 	// fenced it, as the stream named it (0 if unknown).
 	Epoch, Current uint64
@@ -51,7 +52,7 @@ type ResetError struct {
 }
 
 func (e *ResetError) Error() string {
-	s := fmt.Sprintf("%s: %v (%s): epoch %d", e.Dir, ErrReset, e.Kind, e.Epoch)
+	s := fmt.Sprintf("%s: %v (%s): own epoch %d", e.Stream, ErrReset, e.Kind, e.Epoch)
 	if e.Current != 0 {
 		s += fmt.Sprintf(", current epoch %d", e.Current)
 	}
