@@ -45,7 +45,7 @@ type Event struct {
 	// pending commits discarded because another owner wrote, and commits
 	// taken from the stream. For catch-up, Taken only.
 	Landed, Kept, Discarded, Taken int
-	Err                     error // for reset
+	Err                            error // for reset
 }
 
 // DB is one process's copy of a database. Its methods are safe for
