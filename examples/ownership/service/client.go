@@ -115,7 +115,7 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 		if attempt > 0 && attempt%len(c.addrs) == 0 {
 			select { // every voter refused or pointed elsewhere: wait for an election
 			case <-ctx.Done():
-				return fmt.Errorf("%s: %w (last: %v)", path, ctx.Err(), last)
+				return fmt.Errorf("%s: %w (last: %w)", path, ctx.Err(), last)
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
