@@ -77,13 +77,22 @@ func (nr *nodeRenderer) indented(w util.BufWriter, src []byte, node ast.Node, en
 	return ast.WalkSkipChildren, nil
 }
 
+// codeLines returns a code block's text without its leading and trailing
+// blank lines (an included region often starts with the blank line that
+// separates an ANCHOR marker from a doc comment).
 func codeLines(n ast.Node, src []byte) string {
-	var b strings.Builder
+	var lines []string
 	for i := 0; i < n.Lines().Len(); i++ {
 		seg := n.Lines().At(i)
-		b.Write(seg.Value(src))
+		lines = append(lines, string(seg.Value(src)))
 	}
-	return b.String()
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "")
 }
 
 // codeInfo is what the page needs from a fenced block's info string.

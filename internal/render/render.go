@@ -301,11 +301,8 @@ func plainText(n ast.Node, src []byte) string {
 				b.WriteByte(' ')
 			}
 		case *ast.String:
-			if c.IsCode() || c.IsRaw() {
-				b.Write(c.Value)
-			} else {
-				b.WriteString(html.UnescapeString(string(c.Value)))
-			}
+			// Typographer output ("&rsquo;") is HTML; decode it.
+			b.WriteString(html.UnescapeString(string(c.Value)))
 		case *ast.RawHTML:
 			return ast.WalkSkipChildren, nil
 		case *ast.AutoLink:

@@ -291,3 +291,17 @@ func TestParseInfo(t *testing.T) {
 		t.Errorf("parseInfo = %+v", ci)
 	}
 }
+
+func TestCodeBlankEdgesTrimmedAndEntitiesDecoded(t *testing.T) {
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 1, "## Chubby's sequencer\n\n```go\n\n\n// Doc.\nvar x = 1\n\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pg.Headings[0].Text; got != "Chubby\u2019s sequencer" {
+		t.Errorf("heading text = %q", got)
+	}
+	if !strings.Contains(string(pg.HTML), `<code><span class="line"><span class="cl"><span class="c1">// Doc.`) {
+		t.Errorf("leading blank lines kept:\n%s", pg.HTML)
+	}
+}

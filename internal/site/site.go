@@ -1,8 +1,8 @@
 // Package site writes a rendered book as a static web site: one page per
 // chapter (book/a/b.md becomes a/b.html), index.html (a copy of the first
-// chapter, as mdBook does), a 404 page, the theme's assets under
-// content-hashed names (book.3f2a9c1e.css) and the book's non-Markdown files
-// (images).
+// chapter, as mdBook does), a 404 page, the theme's stylesheet and script
+// under content-hashed names in assets/ (assets/book.3f2a9c1e.css, cacheable
+// forever) and the book's non-Markdown files (images).
 //
 // The site is built in a temporary sibling of the output folder and swapped
 // in only when every file was written, so a failed build leaves the previous
@@ -156,7 +156,7 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 		return nil, fmt.Errorf("theme: %w", err)
 	}
 	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
-	a := assets{css: hashedName("book", ".css", css), js: hashedName("book", ".js", js)}
+	a := assets{css: "assets/" + hashedName("book", ".css", css), js: "assets/" + hashedName("book", ".js", js)}
 	if err := out.add(a.css, css); err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func TestWriteLayout(t *testing.T) {
 		}
 	}
 	var css, js int
-	hashed := regexp.MustCompile(`^book\.[0-9a-f]{8}\.(css|js)$`)
+	hashed := regexp.MustCompile(`^assets/book\.[0-9a-f]{8}\.(css|js)$`)
 	for _, f := range res.Files {
 		if m := hashed.FindStringSubmatch(f); m != nil {
 			if m[1] == "css" {
@@ -100,7 +100,7 @@ func TestWriteLayout(t *testing.T) {
 
 	deep := read(t, filepath.Join(out, "stream", "takeover.html"))
 	for _, want := range []string{
-		`<link rel="stylesheet" href="../book.`,
+		`<link rel="stylesheet" href="../assets/book.`,
 		`<a href="../ownership.html"><strong>1.</strong> Ownership</a>`,
 		`<a href="../stream/takeover.html" aria-current="page"><strong>1.1.</strong> Takeover</a>`,
 		`<li class="part-title">Enforcing one writer</li>`,
@@ -135,7 +135,7 @@ func TestWriteLayout(t *testing.T) {
 		t.Errorf("index.html is not the introduction:\n%s", index)
 	}
 	nf := read(t, filepath.Join(out, "404.html"))
-	if !strings.Contains(nf, `href="/book.`) || !strings.Contains(nf, `href="/introduction.html"`) {
+	if !strings.Contains(nf, `href="/assets/book.`) || !strings.Contains(nf, `href="/introduction.html"`) {
 		t.Errorf("404.html links are not absolute:\n%s", nf)
 	}
 }
