@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
@@ -237,3 +238,24 @@ func Caller(r *http.Request, roster Roster) (ownership.NodeID, error) {
 }
 
 // ANCHOR_END: caller
+
+// CertPEM returns the authority's CA certificate in PEM form, for a client
+// outside this process (ownerd -serve writes it to a file).
+func (a *Authority) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.cert.Raw})
+}
+
+// EncodePEM returns cert's leaf certificate and its ECDSA private key in PEM
+// form (a certificate from Issue).
+func EncodePEM(cert tls.Certificate) (certPEM, keyPEM []byte, err error) {
+	key, ok := cert.PrivateKey.(*ecdsa.PrivateKey)
+	if !ok || len(cert.Certificate) == 0 {
+		return nil, nil, errors.New("EncodePEM: not a certificate from Authority.Issue")
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
+}

@@ -1,0 +1,247 @@
+// Command ownerd runs the ownership service: the owner record in a Raft
+// group (one voter by default, -voters 3 for three on this machine), each
+// voter serving the wire methods over mutual TLS. With no flags it runs a
+// demonstration and exits: a handover over the wire, a wrong caller refused,
+// a stranger's certificate refused, and a delayed write from the old owner
+// refused by a fence-checking store but accepted by one that does not check.
+// Its output is deterministic (no ports, no times), and the book shows it.
+//
+//	go run ./examples/ownership/ownerd             # the demonstration, one voter
+//	go run ./examples/ownership/ownerd -voters 3   # the same with three voters
+//	go run ./examples/ownership/ownerd -serve      # keep serving; writes certificates
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ownership-book/ownership/examples/ownership"
+	"github.com/ownership-book/ownership/examples/ownership/service"
+	"github.com/ownership-book/ownership/examples/replica"
+)
+
+func main() {
+	voters := flag.Int("voters", 1, "number of Raft voters to run on this machine (1 or 3)")
+	serve := flag.Bool("serve", false, "keep serving instead of running the demonstration")
+	dir := flag.String("data", "", "data directory for the Raft logs and, with -serve, the certificates (default: a fresh temporary directory, removed at exit)")
+	flag.Parse()
+	if err := run(*voters, *serve, *dir, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "ownerd:", err)
+		os.Exit(1)
+	}
+}
+
+// roster is the fixed set of nodes that may call the service.
+var roster = []ownership.NodeID{"A", "B", "C", "kv"}
+
+func run(voters int, serve bool, dir string, w io.Writer) error {
+	if voters != 1 && voters != 3 {
+		return fmt.Errorf("-voters %d: want 1 or 3", voters)
+	}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "ownerd-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	c, err := startCluster(voters, dir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.waitLeader(ctx); err != nil {
+		return err
+	}
+	if serve {
+		cancel()
+		return c.serveForever(dir, w)
+	}
+	return demo(ctx, c, w)
+}
+
+// voter is one Raft voter and the HTTPS server in front of it.
+type voter struct {
+	id     string
+	group  *replica.Group
+	server *service.Server
+	http   *http.Server
+	addr   string
+}
+
+type cluster struct {
+	auth   *service.Authority
+	roster service.Roster
+	voters []*voter
+	addrs  []string
+}
+
+// ANCHOR: start_cluster
+
+// startCluster starts n voters on loopback ports. Each keeps its Raft log in
+// dir/<id>/raft.db (raft-boltdb) and serves the wire methods over mutual TLS
+// with a certificate naming it, issued by an authority made here and now.
+func startCluster(n int, dir string) (*cluster, error) {
+	auth, err := service.NewAuthority("ownerd-ca")
+	if err != nil {
+		return nil, err
+	}
+	r, err := service.NewRoster(roster...)
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{auth: auth, roster: r}
+	var peers []replica.Peer
+	for i := 1; i <= n; i++ {
+		bind, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		peers = append(peers, replica.Peer{ID: fmt.Sprintf("v%d", i), Address: bind})
+	}
+	for _, p := range peers {
+		m := service.NewMachine()
+		g, err := replica.Open(replica.Config{
+			ID: p.ID, Dir: filepath.Join(dir, p.ID), Bind: p.Address, Voters: peers,
+			HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond,
+			LeaderLeaseTimeout: 100 * time.Millisecond,
+		}, m)
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		v := &voter{id: p.ID, group: g, server: service.NewServer(service.NewRaftRegistry(g, m), r)}
+		c.voters = append(c.voters, v)
+		cert, err := auth.Issue(ownership.NodeID(p.ID))
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		v.addr = l.Addr().String()
+		v.http = v.server.HTTPServer(auth, cert)
+		go v.http.ServeTLS(l, "", "")
+		c.addrs = append(c.addrs, v.addr)
+	}
+	return c, nil
+}
+
+// ANCHOR_END: start_cluster
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func (c *cluster) waitLeader(ctx context.Context) error {
+	for _, v := range c.voters {
+		if _, err := v.group.WaitLeader(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cluster) close() {
+	for _, v := range c.voters {
+		if v.http != nil {
+			v.http.Close()
+		}
+		v.group.Close()
+	}
+}
+
+// coordinate runs one of the coordinator's in-process transitions on
+// whichever voter leads.
+func (c *cluster) coordinate(ctx context.Context, f func(*service.Server) (ownership.State, error)) (ownership.State, error) {
+	for {
+		for _, v := range c.voters {
+			s, err := f(v.server)
+			if !errors.Is(err, service.ErrNotLeader) {
+				return s, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (c *cluster) client(node ownership.NodeID) (*service.Client, error) {
+	cert, err := c.auth.Issue(node)
+	if err != nil {
+		return nil, err
+	}
+	return service.NewClient(c.auth, cert, c.addrs...), nil
+}
+
+func (c *cluster) methodCalls() int64 {
+	var n int64
+	for _, v := range c.voters {
+		n += v.server.MethodCalls()
+	}
+	return n
+}
+
+// serveForever writes the CA and every roster node's certificate and key to
+// dir/certs, prints where the voters listen, and serves until interrupted.
+func (c *cluster) serveForever(dir string, w io.Writer) error {
+	certs := filepath.Join(dir, "certs")
+	if err := os.MkdirAll(certs, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(certs, "ca.pem"), c.auth.CertPEM(), 0o600); err != nil {
+		return err
+	}
+	for _, n := range roster {
+		cert, err := c.auth.Issue(n)
+		if err != nil {
+			return err
+		}
+		cp, kp, err := service.EncodePEM(cert)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(certs, string(n)+".pem"), cp, 0o600); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(certs, string(n)+".key"), kp, 0o600); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if _, err := c.coordinate(ctx, func(s *service.Server) (ownership.State, error) { return s.Create(ctx, "x", "A") }); err != nil {
+		cancel()
+		return err
+	}
+	cancel()
+	fmt.Fprintf(w, "ownerd: %d voter(s) at %s; actor x created for A\n", len(c.voters), strings.Join(c.addrs, " "))
+	fmt.Fprintf(w, "ownerd: CA and node certificates in %s (server name %q); Ctrl-C stops\n", certs, service.ServiceName)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
+	<-stop
+	return nil
+}
