@@ -1,0 +1,561 @@
+// Package replica replicates a deterministic state machine over Raft, using
+// hashicorp/raft for the consensus core, raft-boltdb for a durable log and
+// raft's file snapshot store for compaction.
+//
+// The rules it relies on come from Diego Ongaro and John Ousterhout, "In
+// Search of an Understandable Consensus Algorithm", USENIX ATC 2014 (cited
+// below as "Raft §n"): a command is acknowledged only after a quorum of
+// voters has stored it (§5.3), every voter applies committed commands in log
+// order (§5.3), a new leader holds every committed entry (§5.4, Leader
+// Completeness), snapshots replace a prefix of the log (§7), and clients talk
+// to the leader, which must confirm it is still leader before answering a
+// read (§8).
+//
+// A Group is one voter. Typical use:
+//
+//	g, err := replica.Open(replica.Config{ID: "A", Dir: dir, Bind: "127.0.0.1:7001",
+//		Voters: []replica.Peer{{ID: "A", Address: "127.0.0.1:7001"}}}, machine)
+//	res, err := g.Apply(ctx, cmd)         // on the leader: committed and applied
+//	err = g.LeaderRead(ctx)               // then read machine's state: linearizable
+//
+// Package replicatest starts an in-process cluster of Groups on raft's
+// in-memory transport, with controls to kill, restart and partition voters.
+package replica
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// ANCHOR: machine
+
+// Machine is a deterministic state machine replicated by a Group.
+//
+// Apply is called in log order, once per committed command, on every voter
+// (Raft §5.3), from one goroutine. It must be deterministic: the same
+// commands in the same order give the same state and the same results on
+// every voter. Its result is returned by Group.Apply to the proposer on the
+// leader; a command that the machine refuses should be reported in the
+// result, not by panicking, so that every voter refuses it alike.
+//
+// Snapshot returns the whole state as bytes; it is called on the same
+// goroutine as Apply, so it sees the state after a prefix of the log. Restore
+// replaces the whole state with the one a Snapshot returned (Raft §7); it is
+// called before any Apply that follows the snapshot.
+//
+// Readers outside Apply (for example after Group.LeaderRead) run
+// concurrently with Apply, so a Machine that is read that way must guard its
+// state with a lock.
+type Machine interface {
+	Apply(cmd []byte) []byte
+	Snapshot() ([]byte, error)
+	Restore(snapshot []byte) error
+}
+
+// ANCHOR_END: machine
+
+// Peer names one voter of the initial configuration: ID is its Raft server
+// ID (unique in the group, e.g. "A"), Address is its Raft transport address
+// (host:port for the TCP transport; any unique string for raft's in-memory
+// transport).
+type Peer struct {
+	ID      string
+	Address string
+}
+
+// Config configures one voter. Zero values select the defaults noted per
+// field.
+type Config struct {
+	// ID is this voter's server ID; it must appear in Voters when the group
+	// is bootstrapped. Required.
+	ID string
+
+	// Dir is the data directory. It holds raft.db (the raft-boltdb log and
+	// stable store: the term, the vote and the log, fsynced before a voter
+	// answers, as Raft §5 requires of persistent state) and snapshots/ (file
+	// snapshots of the Machine, Raft §7). A voter reopened with the same Dir
+	// recovers its state. "" keeps everything in memory (tests), unless
+	// Stores is set.
+	Dir string
+
+	// Stores, if non-nil, replaces the stores Dir would open. The test
+	// cluster uses it to restart a voter from the same in-memory stores,
+	// which is what a crash with a durable disk looks like. The Group does
+	// not close them.
+	Stores *Stores
+
+	// Bind is the TCP address the Raft transport listens on, e.g.
+	// "127.0.0.1:7001"; it is also the address advertised to peers, so it
+	// must not be a wildcard address. Ignored when Transport is set.
+	Bind string
+
+	// Transport, if non-nil, is used instead of a TCP transport on Bind,
+	// e.g. a *raft.InmemTransport in tests. The Group does not close it.
+	Transport raft.Transport
+
+	// Voters is the initial configuration. It is used only to bootstrap a
+	// new cluster, when the stores hold no state yet; every voter of a new
+	// cluster must be given the same list. A voter that already has state
+	// ignores it.
+	Voters []Peer
+
+	// HeartbeatTimeout, ElectionTimeout and LeaderLeaseTimeout are Raft's
+	// timing knobs (Raft §5.2, §5.6: broadcast time ≪ election timeout).
+	// A follower that hears nothing from a leader for HeartbeatTimeout
+	// starts an election (after a randomized delay); a leader that cannot
+	// reach a quorum for LeaderLeaseTimeout steps down. Zero selects
+	// hashicorp/raft's defaults (1 s, 1 s, 500 ms); tests use ~50 ms.
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	// CommitTimeout bounds how long a leader waits before sending an
+	// otherwise idle heartbeat with the latest commit index. Zero: 50 ms.
+	CommitTimeout time.Duration
+
+	// SnapshotThreshold is the number of log entries after which a snapshot
+	// is taken and the log compacted (Raft §7); SnapshotInterval is how
+	// often that is checked; TrailingLogs is how many entries are kept
+	// after a snapshot so that slow followers can catch up from the log.
+	// Zero selects hashicorp/raft's defaults (8192 entries, 120 s, 10240
+	// entries).
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	TrailingLogs      uint64
+
+	// Logger receives hashicorp/raft's log. Nil discards it.
+	Logger hclog.Logger
+}
+
+// Stores are the three stores of one voter (see Config.Stores).
+type Stores struct {
+	Log       raft.LogStore
+	Stable    raft.StableStore
+	Snapshots raft.SnapshotStore
+}
+
+// NewInmemStores returns empty in-memory stores, for tests.
+func NewInmemStores() *Stores {
+	s := raft.NewInmemStore()
+	return &Stores{Log: s, Stable: s, Snapshots: raft.NewInmemSnapshotStore()}
+}
+
+// ErrNotLeader is matched (errors.Is) by every *NotLeaderError.
+var ErrNotLeader = errors.New("replica: not the leader")
+
+// ErrOutcomeUnknown is returned (wrapped, errors.Is) by Group.Apply when the
+// command may or may not be committed: leadership was lost while it was in
+// flight, the group was closed, or ctx ended first. A retry may apply it
+// twice unless the machine deduplicates it (Raft §8 gives each command a
+// unique serial number for this; the stream uses producer sequence numbers).
+var ErrOutcomeUnknown = errors.New("replica: outcome unknown")
+
+// ErrClosed is returned by calls on a closed Group.
+var ErrClosed = errors.New("replica: group closed")
+
+// NotLeaderError is returned when a call that needs the leader reaches a
+// voter that is not leader. The command was not appended to the log. Leader
+// is the leader's server ID as this voter knows it, "" when unknown; clients
+// retry there (Raft §8). errors.Is(err, ErrNotLeader) holds.
+type NotLeaderError struct {
+	ID     string // the voter that refused
+	Leader string
+}
+
+func (e *NotLeaderError) Error() string {
+	if e.Leader == "" {
+		return fmt.Sprintf("replica: voter %s is not the leader (leader unknown)", e.ID)
+	}
+	return fmt.Sprintf("replica: voter %s is not the leader (leader is %s)", e.ID, e.Leader)
+}
+
+// Is reports whether target is ErrNotLeader.
+func (e *NotLeaderError) Is(target error) bool { return target == ErrNotLeader }
+
+// Group is one voter of a replicated Machine. Its methods are safe for
+// concurrent use.
+type Group struct {
+	id     string
+	raft   *raft.Raft
+	fsm    *fsm
+	closer []io.Closer // stores and transport this Group opened
+
+	closeOnce sync.Once
+	closeErr  error
+	closed    atomic.Bool
+}
+
+// Open starts a voter for machine m. With a Dir it opens (or creates)
+// Dir/raft.db and Dir/snapshots; if the stores hold no Raft state yet and
+// Voters is non-empty, it bootstraps a new cluster with Voters as its
+// configuration. A voter with state restores its latest snapshot into m and
+// replays committed entries after it as the leader reports them committed.
+//
+// Errors: a missing ID, an ID absent from Voters at bootstrap, a store that
+// cannot be opened, a Bind address that cannot be listened on.
+func Open(cfg Config, m Machine) (*Group, error) {
+	if cfg.ID == "" {
+		return nil, errors.New("replica: Config.ID is empty")
+	}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	setDur(&rc.HeartbeatTimeout, cfg.HeartbeatTimeout)
+	setDur(&rc.ElectionTimeout, cfg.ElectionTimeout)
+	setDur(&rc.LeaderLeaseTimeout, cfg.LeaderLeaseTimeout)
+	setDur(&rc.CommitTimeout, cfg.CommitTimeout)
+	setDur(&rc.SnapshotInterval, cfg.SnapshotInterval)
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
+	rc.Logger = cfg.Logger
+	if rc.Logger == nil {
+		rc.Logger = hclog.NewNullLogger()
+	}
+	if err := raft.ValidateConfig(rc); err != nil {
+		return nil, fmt.Errorf("replica: voter %s: %w", cfg.ID, err)
+	}
+
+	g := &Group{id: cfg.ID, fsm: &fsm{m: m}}
+	fail := func(err error) (*Group, error) {
+		g.closeAll()
+		return nil, fmt.Errorf("replica: voter %s: %w", cfg.ID, err)
+	}
+
+	var st Stores
+	switch {
+	case cfg.Stores != nil:
+		st = *cfg.Stores
+	case cfg.Dir == "":
+		st = *NewInmemStores()
+	default:
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return fail(err)
+		}
+		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
+		if err != nil {
+			return fail(fmt.Errorf("open %s: %w", filepath.Join(cfg.Dir, "raft.db"), err))
+		}
+		g.closer = append(g.closer, bolt)
+		snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rc.Logger)
+		if err != nil {
+			return fail(err)
+		}
+		st = Stores{Log: bolt, Stable: bolt, Snapshots: snaps}
+	}
+
+	trans := cfg.Transport
+	if trans == nil {
+		if cfg.Bind == "" {
+			return fail(errors.New("Config.Bind and Config.Transport are both empty"))
+		}
+		t, err := raft.NewTCPTransportWithLogger(cfg.Bind, nil, 3, 10*time.Second, rc.Logger)
+		if err != nil {
+			return fail(fmt.Errorf("listen on %s: %w", cfg.Bind, err))
+		}
+		g.closer = append(g.closer, t)
+		trans = t
+	}
+
+	has, err := raft.HasExistingState(st.Log, st.Stable, st.Snapshots)
+	if err != nil {
+		return fail(err)
+	}
+	if !has && len(cfg.Voters) > 0 {
+		var conf raft.Configuration
+		self := false
+		for _, p := range cfg.Voters {
+			self = self || p.ID == cfg.ID
+			conf.Servers = append(conf.Servers, raft.Server{
+				Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Address),
+			})
+		}
+		if !self {
+			return fail(fmt.Errorf("Config.Voters %v does not contain the voter's own ID", cfg.Voters))
+		}
+		if err := raft.BootstrapCluster(rc, st.Log, st.Stable, st.Snapshots, trans, conf); err != nil {
+			return fail(fmt.Errorf("bootstrap: %w", err))
+		}
+	}
+
+	r, err := raft.NewRaft(rc, g.fsm, st.Log, st.Stable, st.Snapshots, trans)
+	if err != nil {
+		return fail(err)
+	}
+	g.raft = r
+	return g, nil
+}
+
+func setDur(dst *time.Duration, v time.Duration) {
+	if v > 0 {
+		*dst = v
+	}
+}
+
+// ID returns this voter's server ID.
+func (g *Group) ID() string { return g.id }
+
+// ANCHOR: apply
+
+// Apply proposes cmd and waits until it is committed (stored by a quorum,
+// Raft §5.3) and applied to the local Machine, then returns the Machine's
+// result. It must be called on the leader.
+//
+// Errors: a *NotLeaderError (errors.Is ErrNotLeader) when this voter is not
+// the leader: cmd was not appended; an error wrapping ErrOutcomeUnknown (and,
+// when ctx ended, ctx.Err()) when cmd may or may not be committed; ErrClosed
+// after Close. ctx bounds the wait; cancelling it does not withdraw cmd.
+func (g *Group) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
+	if g.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // nothing proposed yet
+	}
+	f := g.raft.Apply(cmd, enqueueTimeout(ctx))
+	if err := g.wait(ctx, f); err != nil {
+		return nil, err
+	}
+	res, _ := f.Response().([]byte)
+	return res, nil
+}
+
+// ANCHOR_END: apply
+
+// ANCHOR: read
+
+// LeaderRead makes the next local read linearizable: after it returns nil,
+// the local Machine reflects every command acknowledged (by any voter's
+// Apply) before LeaderRead was called. It confirms leadership with a round of
+// heartbeats to a quorum (so a deposed leader cannot answer from stale state)
+// and then commits a barrier entry in its own term and waits until the
+// Machine has applied it (Raft §8: a leader must have committed an entry of
+// its term and must check that it has not been deposed before answering a
+// read-only request; Ongaro's dissertation, 2014, §6.4).
+//
+// Errors: a *NotLeaderError when this voter is not (or no longer) the
+// leader; ctx.Err() when ctx ends first; ErrClosed after Close.
+func (g *Group) LeaderRead(ctx context.Context) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	if err := g.wait(ctx, g.raft.VerifyLeader()); err != nil {
+		return readErr(err)
+	}
+	return readErr(g.wait(ctx, g.raft.Barrier(enqueueTimeout(ctx))))
+}
+
+// ANCHOR_END: read
+
+// readErr turns the write-side ErrOutcomeUnknown into plain errors: a read
+// that failed changed nothing, so its outcome is never "unknown".
+func readErr(err error) error {
+	if err == nil || errors.Is(err, ErrNotLeader) || errors.Is(err, ErrClosed) {
+		return err
+	}
+	var ue *unknownError
+	if errors.As(err, &ue) {
+		if errors.Is(ue.cause, raft.ErrLeadershipLost) {
+			return &NotLeaderError{ID: ue.id}
+		}
+		return fmt.Errorf("replica: voter %s: read not confirmed: %w", ue.id, ue.cause)
+	}
+	return err
+}
+
+// wait waits for f or ctx and maps hashicorp/raft's errors to ours.
+func (g *Group) wait(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return &unknownError{id: g.id, cause: ctx.Err()}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		leader, _ := g.Leader()
+		return &NotLeaderError{ID: g.id, Leader: leader}
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("replica: voter %s: %w", g.id, context.DeadlineExceeded)
+	case errors.Is(err, raft.ErrRaftShutdown) && g.closed.Load():
+		return &unknownError{id: g.id, cause: ErrClosed}
+	default:
+		return &unknownError{id: g.id, cause: err}
+	}
+}
+
+// unknownError is an ErrOutcomeUnknown with its cause.
+type unknownError struct {
+	id    string
+	cause error
+}
+
+func (e *unknownError) Error() string {
+	return fmt.Sprintf("replica: voter %s: outcome unknown: %v", e.id, e.cause)
+}
+
+func (e *unknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
+func (e *unknownError) Unwrap() error        { return e.cause }
+
+// enqueueTimeout is how long raft may wait to accept a proposal: the time
+// left before ctx's deadline, or 0 (no limit).
+func enqueueTimeout(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		if left := time.Until(d); left > 0 {
+			return left
+		}
+		return time.Nanosecond
+	}
+	return 0
+}
+
+// Leader returns the server ID of the leader as this voter knows it; ok is
+// false when it knows none (for example during an election, Raft §5.2). The
+// answer may be stale: only LeaderRead and Apply confirm leadership.
+func (g *Group) Leader() (id string, ok bool) {
+	_, lid := g.raft.LeaderWithID()
+	return string(lid), lid != ""
+}
+
+// IsLeader reports whether this voter currently believes it is the leader.
+// Like Leader it may be stale by up to LeaderLeaseTimeout.
+func (g *Group) IsLeader() bool { return g.raft.State() == raft.Leader }
+
+// WaitLeader polls every 10 ms until this voter knows a leader and returns
+// the leader's server ID, or ctx.Err() when ctx ends first.
+func (g *Group) WaitLeader(ctx context.Context) (string, error) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if id, ok := g.Leader(); ok {
+			return id, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("replica: voter %s: no leader: %w", g.id, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Status is a snapshot of a voter's Raft state, for tests and diagnostics.
+type Status struct {
+	ID     string
+	State  string // "Leader", "Follower", "Candidate" or "Shutdown"
+	Term   uint64 // current Raft term (Raft §5.1)
+	Leader string // known leader's ID, "" when none
+	// Applied is the log index of the last command the local Machine has
+	// applied (0 before any); voters with the same Applied hold the same
+	// state.
+	Applied uint64
+}
+
+// Status returns this voter's current Raft state.
+func (g *Group) Status() Status {
+	leader, _ := g.Leader()
+	return Status{
+		ID: g.id, State: g.raft.State().String(), Term: g.raft.CurrentTerm(),
+		Leader: leader, Applied: g.fsm.applied.Load(),
+	}
+}
+
+// Snapshot asks Raft to snapshot the Machine now and compact the log
+// (Raft §7), as SnapshotThreshold would do on its own. It returns Raft's
+// error, e.g. when there is nothing new to snapshot.
+func (g *Group) Snapshot() error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	return g.raft.Snapshot().Error()
+}
+
+// Close stops this voter: Raft shuts down, then the stores and the TCP
+// transport the Group opened are closed (a Config.Transport or Config.Stores
+// given by the caller are left open). Everything acknowledged is already
+// durable, so Close behaves like a crash that loses nothing. Calling Close
+// again returns the first result.
+func (g *Group) Close() error {
+	g.closeOnce.Do(func() {
+		g.closed.Store(true)
+		err := g.raft.Shutdown().Error()
+		g.closeErr = errors.Join(err, g.closeAll())
+	})
+	return g.closeErr
+}
+
+func (g *Group) closeAll() error {
+	var errs []error
+	for i := len(g.closer) - 1; i >= 0; i-- {
+		errs = append(errs, g.closer[i].Close())
+	}
+	g.closer = nil
+	return errors.Join(errs...)
+}
+
+// fsm adapts a Machine to raft.FSM. A snapshot is the 8-byte big-endian
+// index of the last applied command followed by the Machine's snapshot, so
+// that Status.Applied survives Restore.
+type fsm struct {
+	m       Machine
+	applied atomic.Uint64
+}
+
+func (f *fsm) Apply(l *raft.Log) interface{} {
+	res := f.m.Apply(l.Data)
+	f.applied.Store(l.Index)
+	return res
+}
+
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	b, err := f.m.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	out := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(b)), f.applied.Load())
+	return fsmSnapshot(append(out, b...)), nil
+}
+
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return err
+	}
+	if len(b) < 8 {
+		return fmt.Errorf("replica: snapshot of %d bytes is shorter than its 8-byte header", len(b))
+	}
+	if err := f.m.Restore(b[8:]); err != nil {
+		return err
+	}
+	f.applied.Store(binary.BigEndian.Uint64(b[:8]))
+	return nil
+}
+
+type fsmSnapshot []byte
+
+func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s fsmSnapshot) Release() {}
