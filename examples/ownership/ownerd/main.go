@@ -233,12 +233,13 @@ func (c *cluster) serveForever(dir string, w io.Writer) error {
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	if _, err := c.coordinate(ctx, func(s *service.Server) (ownership.State, error) { return s.Create(ctx, "x", "A") }); err != nil {
+	_, err := c.coordinate(ctx, func(s *service.Server) (ownership.State, error) { return s.Create(ctx, "x", "A") })
+	if err != nil && !errors.Is(err, service.ErrActorExists) { // a reused -data directory keeps x
 		cancel()
 		return err
 	}
 	cancel()
-	fmt.Fprintf(w, "ownerd: %d voter(s) at %s; actor x created for A\n", len(c.voters), strings.Join(c.addrs, " "))
+	fmt.Fprintf(w, "ownerd: %d voter(s) at %s; actor x exists (created for A)\n", len(c.voters), strings.Join(c.addrs, " "))
 	fmt.Fprintf(w, "ownerd: CA and node certificates in %s (server name %q); Ctrl-C stops\n", certs, service.ServiceName)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt)
