@@ -59,7 +59,7 @@ type fault func(r *http.Request) (dropRequest, dropAnswer bool)
 // link is a process's connection to the stream: an http.RoundTripper that
 // calls the stream's handler in process, through fault.
 type link struct {
-	ts    *testStream
+	h     http.Handler
 	mu    sync.Mutex
 	fault fault
 	down  bool // partitioned: every request is dropped
@@ -85,7 +85,7 @@ func (l *link) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Body == nil {
 		r.Body = http.NoBody
 	}
-	l.ts.ServeHTTP(rec, r)
+	l.h.ServeHTTP(rec, r)
 	l.mu.Lock()
 	l.sent++
 	l.mu.Unlock()
@@ -117,7 +117,7 @@ func (l *link) requests() int {
 
 // client returns a stream client for one process, with its own link.
 func (ts *testStream) client() (*Client, *link) {
-	l := &link{ts: ts}
+	l := &link{h: ts}
 	return &Client{Base: "http://stream.test", Name: "db", ProducerID: "db-writer",
 		HTTP: &http.Client{Transport: l}}, l
 }
