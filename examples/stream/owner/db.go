@@ -29,8 +29,9 @@ type Options struct {
 	// MaxBatch is the most commits one append carries (default 64). A 413
 	// halves it.
 	MaxBatch int
-	// Trace, if set, is called (synchronously) for every claim, append,
-	// recovery and reset.
+	// Trace, if set, is called (synchronously, possibly with the DB's lock
+	// held, so it must not call the DB) for every claim, append, recovery
+	// and reset.
 	Trace func(Event)
 }
 

@@ -722,3 +722,32 @@ func TestCopiesOfACache(t *testing.T) {
 		t.Errorf("the copy after D opened: %v, want ErrFenced", err)
 	}
 }
+
+// TestBackgroundReplicator checks that without Options.Manual commits reach
+// the stream with no Synced call, and that Synced still works beside it.
+func TestBackgroundReplicator(t *testing.T) {
+	ts := newTestStream(t)
+	c, _ := ts.client()
+	db, err := Open(bg, t.TempDir(), Options{Stream: c, ID: "A", RetryInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 10 {
+		db.Put(fmt.Sprint("k", i), "v")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.Acknowledged() < 10 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if db.Acknowledged() != 10 || len(ts.history()) != 10 {
+		t.Fatalf("background replicator: %d acknowledged, stream holds %d", db.Acknowledged(), len(ts.history()))
+	}
+	db.Put("last", "v")
+	if err := db.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+	if len(ts.history()) != 11 {
+		t.Errorf("stream holds %d commits, want 11", len(ts.history()))
+	}
+}
