@@ -3,18 +3,72 @@
 // print what the chapter says they print, and every go block compiles or
 // parses. Results are cached under a key of everything that can change them.
 //
-// CONTRACT (shared by the bookgen stages; implementation in progress).
+// The checks (DESIGN.md, "The chapter format"):
+//
+//   - vet, test: "go vet ./examples/x" and "go test ./examples/x" for every
+//     package directory under examples/ (directories holding .go files; not
+//     testdata, not names starting with "." or "_"), each bounded by
+//     PackageTimeout. Go's own test cache is left on.
+//   - transcript: each "$ go run ..." or "$ go test ..." line of a ```console
+//     block is run from the repository root, without a shell (see
+//     SplitCommand), and its combined stdout and stderr compared with the
+//     lines after it (see Compare and ExitAccepted). Any other command is an
+//     error. The timeout of one command is the block's timeout= attribute,
+//     else Options.Timeout, else the book's [bookgen] timeout, else 60s; on
+//     expiry the command's whole process group is killed.
+//   - compile: a ```go block whose first line that is neither blank nor a
+//     comment starts with "package" is built and vetted as a file of the
+//     module (placed virtually, with go build -overlay, in the book/
+//     directory, so it can import the module's packages; nothing is written
+//     into the repository).
+//   - parse: any other ```go block must parse as a Go file, as top-level
+//     declarations, or as statements in a function body. This runs in
+//     process.
+//
+// A block whose info string has the "ignore" attribute is skipped and counted
+// in Report.Ignored.
+//
+// Every failure is reported as a *diag.Error at the file and line it is
+// about: a transcript mismatch at the first expected line that differs
+// (mapped through expand.Doc.Origins, so a transcript included from another
+// file is reported there), with a -expected +actual diff in Detail; a
+// compile error at the snippet's line; a vet or test failure at the first
+// file:line the go command printed.
+//
+// With Options.Bless, a transcript command whose output differs has its
+// expected lines replaced by the real output in the file they come from
+// (written atomically), unless it timed out, failed to start, or exited
+// with a status its new output would not accept.
 package verify
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
 )
+
+// DefaultTimeout is the timeout of one transcript command when neither the
+// block, the Options nor book.toml set one.
+const DefaultTimeout = 60 * time.Second
+
+// PackageTimeout bounds one "go vet" or "go test" of an examples package.
+const PackageTimeout = 10 * time.Minute
+
+// listTimeout bounds "go list" and "go version".
+const listTimeout = 2 * time.Minute
+
+// Workers is how many checks run at once.
+const Workers = 2
 
 // Options tune a verification.
 type Options struct {
@@ -24,10 +78,15 @@ type Options struct {
 	// CacheDir holds cached results; "" means Root/.bookgen-cache.
 	CacheDir string
 	// Timeout is the default timeout of one command; 0 means the book's
-	// configured timeout, or 60s.
+	// configured timeout, or 60s. A block's timeout= attribute wins over it.
 	Timeout time.Duration
 	// Log receives one line per check run (nil: silent).
 	Log io.Writer
+	// GoCmd is the go command to run; "" means "go" found in $PATH.
+	GoCmd string
+
+	// exec runs processes; nil means execProcess. Tests count calls.
+	exec execFunc
 }
 
 // Check is one verification that was run or found in the cache.
@@ -41,13 +100,239 @@ type Check struct {
 // Report is what a verification did.
 type Report struct {
 	Checks  []Check
-	Ran     int // checks executed now
+	Ran     int // checks executed now (parse checks run in process)
 	Cached  int // checks answered by the cache
-	Ignored int // go blocks marked "ignore"
+	Ignored int // go and console blocks marked "ignore"
+	// Blessed lists the transcript outputs rewritten by Options.Bless, as
+	// "book/ch.md:12-15: go run ./examples/x".
+	Blessed []string
 }
 
 // Verify checks the book. A failure is returned as a diag.List naming file
 // and line of every failed check; the Report is returned in both cases.
+// docs are the expanded chapters (expand.All). Independent checks run
+// Workers at a time; all of them run even when some fail.
 func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) (*Report, error) {
-	return &Report{}, errors.New("verify.Verify: not implemented yet")
+	v := &verifier{
+		b:      b,
+		root:   b.Root,
+		opt:    opt,
+		goCmd:  opt.GoCmd,
+		exec:   opt.exec,
+		listed: map[string][]string{},
+	}
+	if v.goCmd == "" {
+		v.goCmd = "go"
+	}
+	if v.exec == nil {
+		v.exec = execProcess
+	}
+	cacheDir := opt.CacheDir
+	if cacheDir == "" {
+		cacheDir = filepath.Join(b.Root, ".bookgen-cache")
+	}
+	v.cache = &cache{root: b.Root, dir: filepath.Join(cacheDir, "verify")}
+	v.timeout = DefaultTimeout
+	if d, err := time.ParseDuration(b.Config.Timeout); err == nil && d > 0 {
+		v.timeout = d
+	}
+	if opt.Timeout > 0 {
+		v.timeout = opt.Timeout
+	}
+
+	rep := &Report{}
+	var errs diag.List
+	var jobs []job
+	pkgs, err := examplePackages(b.Root)
+	if err != nil {
+		errs = append(errs, diag.Errorf("examples", 0, "%v", err))
+	}
+	for _, p := range pkgs {
+		jobs = append(jobs, v.packageJob("vet", p), v.packageJob("test", p))
+	}
+	for _, d := range docs {
+		for _, blk := range FindBlocks(d.Markdown) {
+			switch blk.Lang {
+			case "console":
+				if _, ok := blk.Attrs["ignore"]; ok {
+					rep.Ignored++
+					continue
+				}
+				j, err := v.transcriptJob(d, blk)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				jobs = append(jobs, j)
+			case "go":
+				if _, ok := blk.Attrs["ignore"]; ok {
+					rep.Ignored++
+					continue
+				}
+				if isWholeFile(blk.Lines) {
+					jobs = append(jobs, v.compileJob(d, blk))
+					continue
+				}
+				start := time.Now()
+				if err := checkFragment(d, blk); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				rep.Checks = append(rep.Checks, Check{Kind: "parse", Subject: at(d, blk.Line), Elapsed: time.Since(start)})
+				rep.Ran++
+			}
+		}
+	}
+
+	results := v.runAll(ctx, jobs)
+	var edits []blessEdit
+	for _, r := range results {
+		for _, c := range r.checks {
+			rep.Checks = append(rep.Checks, c)
+			if c.Cached {
+				rep.Cached++
+			} else {
+				rep.Ran++
+			}
+		}
+		errs = append(errs, r.errs...)
+		edits = append(edits, r.edits...)
+	}
+	if len(edits) > 0 {
+		blessed, err := applyBless(b.Root, edits)
+		rep.Blessed = blessed
+		errs = append(errs, err...)
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	sortErrors(errs)
+	return rep, errs.Err()
+}
+
+// sortErrors orders errors by file and line, keeping the order of equal
+// positions.
+func sortErrors(l diag.List) {
+	sort.SliceStable(l, func(i, j int) bool {
+		if l[i].File != l[j].File {
+			return l[i].File < l[j].File
+		}
+		return l[i].Line < l[j].Line
+	})
+}
+
+type verifier struct {
+	b       *book.Book
+	root    string
+	opt     Options
+	goCmd   string
+	exec    execFunc
+	cache   *cache
+	timeout time.Duration
+
+	verOnce sync.Once
+	version string
+	verErr  error
+
+	mu     sync.Mutex // guards listed and logging
+	listed map[string][]string
+}
+
+// job is one independent unit of work; it returns what it checked.
+type job func(ctx context.Context) jobResult
+
+type jobResult struct {
+	checks []Check
+	errs   []*diag.Error
+	edits  []blessEdit
+}
+
+// runAll runs jobs on Workers goroutines and returns their results in the
+// jobs' order.
+func (v *verifier) runAll(ctx context.Context, jobs []job) []jobResult {
+	results := make([]jobResult, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = jobs[i](ctx)
+			}
+		}()
+	}
+	for i := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results
+}
+
+func (v *verifier) logf(format string, args ...any) {
+	if v.opt.Log == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	fmt.Fprintf(v.opt.Log, format+"\n", args...)
+}
+
+// staticKey is the part of a cache key that does not depend on files.
+func (v *verifier) staticKey(ctx context.Context, kind string, parts ...string) (string, error) {
+	ver, err := v.goVersion(ctx)
+	if err != nil {
+		return "", err
+	}
+	return kind + "\x00" + strings.Join(parts, "\x00") + "\x00" + ver + "\x00" + goEnvKey(), nil
+}
+
+// at formats the origin of Markdown line n of d as "file:line".
+func at(d *expand.Doc, n int) string {
+	o := d.Origin(n)
+	return fmt.Sprintf("%s:%d", o.File, o.Line)
+}
+
+func errAt(d *expand.Doc, n int, format string, args ...any) *diag.Error {
+	o := d.Origin(n)
+	return diag.Errorf(o.File, o.Line, format, args...)
+}
+
+// examplePackages returns "./examples/..." directories holding .go files,
+// sorted, skipping testdata and names starting with "." or "_" as the go
+// command does.
+func examplePackages(root string) ([]string, error) {
+	base := filepath.Join(root, "examples")
+	if _, err := os.Stat(base); os.IsNotExist(err) {
+		return nil, nil
+	}
+	var pkgs []string
+	seen := map[string]bool{}
+	err := filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			n := d.Name()
+			if p != base && (n == "testdata" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".go") {
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			rel = "./" + filepath.ToSlash(rel)
+			if !seen[rel] {
+				seen[rel] = true
+				pkgs = append(pkgs, rel)
+			}
+		}
+		return nil
+	})
+	sort.Strings(pkgs)
+	return pkgs, err
 }

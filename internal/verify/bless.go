@@ -1,0 +1,104 @@
+package verify
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/expand"
+)
+
+// blessEdit replaces the expected output of one transcript command in the
+// file it comes from.
+type blessEdit struct {
+	File string // repository-relative
+	// From and To are the 1-based inclusive lines replaced; To == From-1
+	// inserts before From.
+	From, To int
+	Lines    []string
+	Command  string
+}
+
+// blessFor builds the edit that makes c's expected output read actual. The
+// command line and its expected lines must be consecutive lines of one file
+// (they are, unless the transcript is assembled from several includes).
+func blessFor(d *expand.Doc, blk Block, c Command, actual []string) (blessEdit, error) {
+	cmd := d.Origin(blk.LineNos[c.Line])
+	for k := range c.Expected {
+		o := d.Origin(blk.LineNos[c.Line+1+k])
+		if o.File != cmd.File || o.Line != cmd.Line+1+k {
+			return blessEdit{}, fmt.Errorf("cannot bless: its expected output is not on the lines after it in %s (line %d comes from %s:%d)", cmd.File, k+1, o.File, o.Line)
+		}
+	}
+	prefix := blk.Prefixes[c.Line]
+	var lines []string
+	for _, a := range actual {
+		t := strings.TrimLeft(a, " ")
+		if strings.HasPrefix(a, "$ ") || a == "$" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			return blessEdit{}, fmt.Errorf("cannot bless: output line %q would read as a command or a fence", a)
+		}
+		l := prefix + a
+		if a == "" {
+			l = strings.TrimRight(prefix, " \t")
+		}
+		lines = append(lines, l)
+	}
+	return blessEdit{File: cmd.File, From: cmd.Line + 1, To: cmd.Line + len(c.Expected), Lines: lines, Command: c.Text}, nil
+}
+
+// applyBless writes the edits, each file once and atomically, and returns
+// a description of each edit ("book/ch.md:13: go run ./x (2 lines -> 3
+// lines)") and the problems met.
+func applyBless(root string, edits []blessEdit) ([]string, []*diag.Error) {
+	byFile := map[string][]blessEdit{}
+	var files []string
+	for _, e := range edits {
+		if _, ok := byFile[e.File]; !ok {
+			files = append(files, e.File)
+		}
+		byFile[e.File] = append(byFile[e.File], e)
+	}
+	sort.Strings(files)
+	var done []string
+	var errs []*diag.Error
+	for _, f := range files {
+		es := byFile[f]
+		sort.Slice(es, func(i, j int) bool { return es[i].From > es[j].From })
+		name := filepath.Join(root, filepath.FromSlash(f))
+		fi, err := os.Stat(name)
+		if err != nil {
+			errs = append(errs, diag.Errorf(f, 0, "bless: %v", err))
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			errs = append(errs, diag.Errorf(f, 0, "bless: %v", err))
+			continue
+		}
+		lines := strings.Split(string(data), "\n")
+		ok := true
+		for i, e := range es {
+			if e.From < 1 || e.To > len(lines) || (i > 0 && e.To >= es[i-1].From) {
+				errs = append(errs, diag.Errorf(f, e.From, "bless: overlapping or stale edit for %q", e.Command))
+				ok = false
+				break
+			}
+			lines = append(lines[:e.From-1], append(append([]string(nil), e.Lines...), lines[e.To:]...)...)
+		}
+		if !ok {
+			continue
+		}
+		if err := writeAtomic(name, []byte(strings.Join(lines, "\n")), fi.Mode().Perm()); err != nil {
+			errs = append(errs, diag.Errorf(f, 0, "bless: %v", err))
+			continue
+		}
+		for i := len(es) - 1; i >= 0; i-- {
+			e := es[i]
+			done = append(done, fmt.Sprintf("%s:%d: %s (%d lines -> %d lines)", f, e.From, e.Command, e.To-e.From+1, len(e.Lines)))
+		}
+	}
+	return done, errs
+}

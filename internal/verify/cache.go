@@ -1,0 +1,296 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// The cache. A check's entry is found by a name derived from what does not
+// depend on file contents (the check kind, its subject or command, the Go
+// version and the Go environment), and is valid only while every file it
+// depended on still has the content it had when the check passed. The entry
+// records those files with their hashes, and the listing of every directory
+// holding them, so validating an entry re-hashes files and re-reads
+// directories but starts no process: a prose-only edit runs no go command.
+// The files are found once, when the check runs, with "go list -deps -test"
+// (every package of the main module the check's packages import, their own
+// files and testdata), plus go.mod and go.sum.
+//
+// Only passing checks are stored. Entries are JSON files under
+// CacheDir/verify/, written atomically.
+
+// manifest is what a check depended on.
+type manifest struct {
+	// Files maps a repository-relative slash path to the hex sha256 of its
+	// content, "-" when the file did not exist.
+	Files map[string]string `json:"files"`
+	// Dirs maps a repository-relative directory to the hex sha256 of its
+	// sorted entry names (a "/" suffix marks a directory).
+	Dirs map[string]string `json:"dirs"`
+}
+
+// entry is one cached passing check.
+type entry struct {
+	Kind     string   `json:"kind"`
+	Subject  string   `json:"subject"`
+	Key      string   `json:"key"` // the static part of the key, spelled out
+	Manifest manifest `json:"manifest"`
+	// Output and ExitCode are a transcript command's, replayed against the
+	// expected text on a cache hit.
+	Output   string `json:"output,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"`
+}
+
+type cache struct {
+	root string // repository root
+	dir  string // CacheDir/verify
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func (c *cache) path(key string) string {
+	return filepath.Join(c.dir, sum([]byte(key))+".json")
+}
+
+// lookup returns the entry stored under key if every file and directory it
+// depended on is unchanged.
+func (c *cache) lookup(key string) (*entry, bool) {
+	data, err := os.ReadFile(c.path(key))
+	if err != nil {
+		return nil, false
+	}
+	var e entry
+	if json.Unmarshal(data, &e) != nil || e.Key != key {
+		return nil, false
+	}
+	for f, h := range e.Manifest.Files {
+		if hashFile(c.root, f) != h {
+			return nil, false
+		}
+	}
+	for d, h := range e.Manifest.Dirs {
+		if hashDir(c.root, d) != h {
+			return nil, false
+		}
+	}
+	return &e, true
+}
+
+// store writes e under e.Key atomically.
+func (c *cache) store(e *entry) error {
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(e, "", "\t")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(c.path(e.Key), data, 0o644)
+}
+
+// writeAtomic writes data to a temporary file beside name and renames it
+// over name, so a reader sees the old or the new content, never a part.
+func writeAtomic(name string, data []byte, perm fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(f.Name(), perm)); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), name); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+func hashFile(root, rel string) string {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "-"
+	}
+	return sum(data)
+}
+
+func hashDir(root, rel string) string {
+	ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "-"
+	}
+	var b strings.Builder
+	for _, e := range ents {
+		b.WriteString(e.Name())
+		if e.IsDir() {
+			b.WriteByte('/')
+		}
+		b.WriteByte('\n')
+	}
+	return sum([]byte(b.String()))
+}
+
+// newManifest records go.mod, go.sum, every regular file directly in each
+// of dirs (repository-relative), and everything under their testdata/.
+func newManifest(root string, dirs []string) manifest {
+	m := manifest{Files: map[string]string{}, Dirs: map[string]string{}}
+	for _, f := range []string{"go.mod", "go.sum"} {
+		m.Files[f] = hashFile(root, f)
+	}
+	var addDir func(d string, recursive bool)
+	addDir = func(d string, recursive bool) {
+		if _, ok := m.Dirs[d]; ok && !recursive {
+			return
+		}
+		m.Dirs[d] = hashDir(root, d)
+		ents, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
+		for _, e := range ents {
+			p := path.Join(d, e.Name())
+			switch {
+			case e.Type().IsRegular():
+				m.Files[p] = hashFile(root, p)
+			case e.IsDir() && (recursive || e.Name() == "testdata"):
+				addDir(p, true)
+			}
+		}
+	}
+	for _, d := range dirs {
+		addDir(d, false)
+	}
+	return m
+}
+
+// listPackage is the part of "go list -json" output the cache needs.
+type listPackage struct {
+	ImportPath string
+	Dir        string
+	Module     *struct {
+		Path string
+		Main bool
+	}
+}
+
+// localDirs runs "go list -e -deps -test -json args..." in root and returns
+// the repository-relative directories of the main module's packages in the
+// result: the packages named by args and every local package they or their
+// tests import.
+func (v *verifier) localDirs(ctx context.Context, extra []string, args []string) ([]string, error) {
+	key := strings.Join(extra, "\x00") + "\x00" + strings.Join(args, "\x00")
+	v.mu.Lock()
+	if d, ok := v.listed[key]; ok {
+		v.mu.Unlock()
+		return d, nil
+	}
+	v.mu.Unlock()
+	cmd := append(append([]string{v.goCmd, "list"}, extra...), "-e", "-deps", "-test", "-json")
+	cmd = append(cmd, args...)
+	res, err := v.exec(ctx, Run{Args: cmd, Dir: v.root, Timeout: listTimeout})
+	if err != nil {
+		return nil, err
+	}
+	if res.TimedOut || res.ExitCode != 0 {
+		return nil, fmt.Errorf("go list %s: exit status %d\n%s", strings.Join(args, " "), res.ExitCode, res.Output)
+	}
+	seen := map[string]bool{}
+	var dirs []string
+	dec := json.NewDecoder(bytes.NewReader(res.Output))
+	for dec.More() {
+		var p listPackage
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("go list output: %v", err)
+		}
+		if p.Module == nil || !p.Module.Main || p.Dir == "" {
+			continue
+		}
+		rel, err := filepath.Rel(v.root, p.Dir)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if !seen[rel] {
+			seen[rel] = true
+			dirs = append(dirs, rel)
+		}
+	}
+	sort.Strings(dirs)
+	v.mu.Lock()
+	v.listed[key] = dirs
+	v.mu.Unlock()
+	return dirs, nil
+}
+
+// goVersion is recorded in the goversion.json file of the cache with the
+// go binary's path, size and modification time, so that a later
+// verification learns the version without running "go version".
+type goVersion struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+	Version string `json:"version"`
+}
+
+// goVersionOnce returns the output of "go version" for v.goCmd, from the
+// cache when the binary is unchanged.
+func (v *verifier) goVersion(ctx context.Context) (string, error) {
+	v.verOnce.Do(func() {
+		p, err := exec.LookPath(v.goCmd)
+		if err != nil {
+			v.verErr = fmt.Errorf("%w %s: %v", ErrStart, v.goCmd, err)
+			return
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			v.verErr = err
+			return
+		}
+		want := goVersion{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+		file := filepath.Join(v.cache.dir, "goversion.json")
+		if data, err := os.ReadFile(file); err == nil {
+			var got goVersion
+			if json.Unmarshal(data, &got) == nil && got.Path == want.Path && got.Size == want.Size && got.ModTime == want.ModTime && got.Version != "" {
+				v.version = got.Version
+				return
+			}
+		}
+		res, err := v.exec(ctx, Run{Args: []string{v.goCmd, "version"}, Dir: v.root, Timeout: listTimeout})
+		if err != nil || res.ExitCode != 0 {
+			v.verErr = fmt.Errorf("go version: %v %s", err, res.Output)
+			return
+		}
+		want.Version = strings.TrimSpace(string(res.Output))
+		v.version = want.Version
+		if data, err := json.Marshal(want); err == nil && os.MkdirAll(v.cache.dir, 0o755) == nil {
+			_ = writeAtomic(file, data, 0o644)
+		}
+	})
+	return v.version, v.verErr
+}
+
+// goEnvKey is the part of the environment that changes what go commands do.
+func goEnvKey() string {
+	var b strings.Builder
+	for _, k := range []string{"GOTOOLCHAIN", "GOFLAGS", "GOOS", "GOARCH", "GOEXPERIMENT", "CGO_ENABLED", "GOROOT", "GOPATH", "GOWORK"} {
+		fmt.Fprintf(&b, "%s=%s\x00", k, os.Getenv(k))
+	}
+	return b.String()
+}

@@ -1,0 +1,351 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Command is one "$ " line of a console block and the output the block
+// says it prints.
+type Command struct {
+	// Line is the 0-based index of the "$ " line among the block's lines.
+	Line int
+	// Text is the command as written, after "$ " ("go run ./examples/x").
+	Text string
+	// Expected holds the lines after the command up to the next "$ " line
+	// or the end of the block, with trailing blank lines dropped.
+	Expected []string
+}
+
+// ParseTranscript splits the lines of a console block into commands. Every
+// line that starts with "$ " (or is exactly "$") starts a command; the lines
+// after it, up to the next such line, are its expected output. Text before
+// the first command is an error (the returned error's message names the
+// 0-based line index through *TranscriptError).
+func ParseTranscript(lines []string) ([]Command, error) {
+	var cmds []Command
+	for i, l := range lines {
+		if l == "$" || strings.HasPrefix(l, "$ ") {
+			text := strings.TrimSpace(strings.TrimPrefix(l, "$"))
+			if text == "" {
+				return nil, &TranscriptError{Line: i, Msg: "empty command after $"}
+			}
+			cmds = append(cmds, Command{Line: i, Text: text})
+			continue
+		}
+		if len(cmds) == 0 {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			return nil, &TranscriptError{Line: i, Msg: fmt.Sprintf("%q comes before the first command; a console block starts with a \"$ go run ...\" or \"$ go test ...\" line", clip(l))}
+		}
+		c := &cmds[len(cmds)-1]
+		c.Expected = append(c.Expected, l)
+	}
+	for i := range cmds {
+		cmds[i].Expected = trimTrailingBlank(cmds[i].Expected)
+	}
+	return cmds, nil
+}
+
+// TranscriptError is a malformed console block: Line is the 0-based index
+// of the offending line in the block.
+type TranscriptError struct {
+	Line int
+	Msg  string
+}
+
+func (e *TranscriptError) Error() string { return e.Msg }
+
+func trimTrailingBlank(ls []string) []string {
+	for len(ls) > 0 && strings.TrimSpace(ls[len(ls)-1]) == "" {
+		ls = ls[:len(ls)-1]
+	}
+	return ls
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
+}
+
+// ErrShellSyntax is returned by SplitCommand for text that needs a shell
+// (pipes, redirections, substitutions, globbing, variables, several
+// commands): bookgen runs commands without one.
+var ErrShellSyntax = errors.New("shell syntax is not supported")
+
+// SplitCommand splits a command line into words the way a POSIX shell
+// would for simple words: blanks separate words, '...' quotes literally,
+// "..." quotes with \" \\ \$ \` escapes, and a backslash outside quotes
+// escapes the next character. Unquoted | & ; < > ( ) $ ` * ? [ ~ and a
+// leading NAME=value are refused with ErrShellSyntax, because no shell
+// interprets them.
+func SplitCommand(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nil, fmt.Errorf("trailing backslash in %q", s)
+			}
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' in %q", s)
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				switch {
+				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0:
+					i++
+					w.WriteByte(s[i])
+				case s[i] == '$' || s[i] == '`':
+					return nil, fmt.Errorf("%w: %q substitutes inside \"...\" in %q", ErrShellSyntax, s[i], s)
+				default:
+					w.WriteByte(s[i])
+				}
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated \" in %q", s)
+			}
+			inWord = true
+		case strings.IndexByte("|&;<>()$`*?[~#", c) >= 0:
+			if c == '#' && inWord {
+				w.WriteByte(c)
+				continue
+			}
+			if c == '~' && inWord {
+				w.WriteByte(c)
+				continue
+			}
+			return nil, fmt.Errorf("%w: unquoted %q in %q", ErrShellSyntax, c, s)
+		case c == '=' && len(words) == 0 && inWord && isName(w.String()):
+			return nil, fmt.Errorf("%w: environment assignment %s= in %q", ErrShellSyntax, w.String(), s)
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}
+
+func isName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range s {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// AnyLines is the expected-output line that matches any number of output
+// lines, including none.
+const AnyLines = "..."
+
+// AnyText, inside an expected line, matches any text within one line.
+const AnyText = "[..]"
+
+// MatchLine reports whether an actual output line matches an expected
+// line: equal after trimming trailing white space, where each "[..]" in the
+// expected line stands for any run of characters (possibly empty).
+func MatchLine(expected, actual string) bool {
+	expected = strings.TrimRight(expected, " \t\r")
+	actual = strings.TrimRight(actual, " \t\r")
+	parts := strings.Split(expected, AnyText)
+	if len(parts) == 1 {
+		return expected == actual
+	}
+	if !strings.HasPrefix(actual, parts[0]) {
+		return false
+	}
+	actual = actual[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(actual, p)
+		if i < 0 {
+			return false
+		}
+		actual = actual[i+len(p):]
+	}
+	return len(actual) >= len(last) && strings.HasSuffix(actual, last)
+}
+
+func isAnyLines(l string) bool { return strings.TrimSpace(l) == AnyLines }
+
+// Edit is one line of a diff between expected and actual output.
+type Edit struct {
+	Op byte // ' ' matched, '-' expected only, '+' actual only
+	// Expected is the index in the expected lines (for ' ' on an
+	// expected line and '-'); -1 for lines absorbed by "..." and '+'.
+	Expected int
+	Text     string
+}
+
+// Compare matches actual output lines against expected lines (see
+// MatchLine and AnyLines) and returns whether they match, and an alignment
+// of the two with the fewest '-' and '+' lines. Lines absorbed by "..." are
+// shown as matched. Trailing blank lines of both sides are ignored.
+func Compare(expected, actual []string) (ok bool, diff []Edit) {
+	expected = trimTrailingBlank(expected)
+	actual = trimTrailingBlank(actual)
+	n, m := len(expected), len(actual)
+	// cost[i][j] is the fewest edits aligning expected[i:] with actual[j:].
+	cost := make([][]int32, n+1)
+	for i := range cost {
+		cost[i] = make([]int32, m+1)
+	}
+	for i := n; i >= 0; i-- {
+		for j := m; j >= 0; j-- {
+			if i == n {
+				cost[i][j] = int32(m - j)
+				continue
+			}
+			if isAnyLines(expected[i]) {
+				c := cost[i+1][j]
+				if j < m && cost[i][j+1] < c {
+					c = cost[i][j+1]
+				}
+				cost[i][j] = c
+				continue
+			}
+			c := cost[i+1][j] + 1
+			if j < m {
+				if cost[i][j+1]+1 < c {
+					c = cost[i][j+1] + 1
+				}
+				if MatchLine(expected[i], actual[j]) && cost[i+1][j+1] < c {
+					c = cost[i+1][j+1]
+				}
+			}
+			cost[i][j] = c
+		}
+	}
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && isAnyLines(expected[i]):
+			if j < m && cost[i][j+1] == cost[i][j] {
+				diff = append(diff, Edit{' ', -1, actual[j]})
+				j++
+			} else {
+				i++
+			}
+		case i < n && j < m && MatchLine(expected[i], actual[j]) && cost[i+1][j+1] == cost[i][j]:
+			diff = append(diff, Edit{' ', i, actual[j]})
+			i++
+			j++
+		case i < n && cost[i+1][j]+1 == cost[i][j]:
+			diff = append(diff, Edit{'-', i, expected[i]})
+			i++
+		default:
+			diff = append(diff, Edit{'+', -1, actual[j]})
+			j++
+		}
+	}
+	return cost[0][0] == 0, diff
+}
+
+// FirstDifference returns the index of the expected line where diff first
+// departs from the expectation: the first '-' line, or the expected line
+// before which the first '+' line appears. It returns len(expected) when
+// the only differences are extra actual lines after the last expected one,
+// and -1 when there is no difference.
+func FirstDifference(diff []Edit, nExpected int) int {
+	next := 0
+	for _, e := range diff {
+		switch e.Op {
+		case '-':
+			return e.Expected
+		case '+':
+			return next
+		default:
+			if e.Expected >= 0 {
+				next = e.Expected + 1
+			}
+		}
+	}
+	return -1
+}
+
+// FormatDiff renders diff unified-style ("-expected", "+actual", " both"),
+// keeping context lines around changes and eliding long unchanged runs.
+func FormatDiff(diff []Edit, context int) string {
+	changed := make([]bool, len(diff))
+	for i, e := range diff {
+		if e.Op != ' ' {
+			for k := max(0, i-context); k <= min(len(diff)-1, i+context); k++ {
+				changed[k] = true
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("--- expected\n+++ actual\n")
+	elided := false
+	for i, e := range diff {
+		if !changed[i] {
+			if !elided {
+				b.WriteString("@@ ... @@\n")
+				elided = true
+			}
+			continue
+		}
+		elided = false
+		b.WriteByte(e.Op)
+		b.WriteString(strings.TrimRight(e.Text, " \t\r"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// exitStatusLine returns N when l is "exit status N".
+func exitStatusLine(l string) (int, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(l), "exit status ")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil
+}
+
+// ExitAccepted reports whether a command that exited with code may pass
+// given its expected output. Code 0 always may. A non-zero code may only
+// when an expected line reads "exit status N" with N equal to code: the
+// line "go run" prints when the program it ran fails, so a transcript that
+// shows a failing program says so in the words a reader's terminal shows.
+func ExitAccepted(code int, expected []string) bool {
+	if code == 0 {
+		return true
+	}
+	for _, l := range expected {
+		if n, ok := exitStatusLine(l); ok && n == code {
+			return true
+		}
+	}
+	return false
+}
