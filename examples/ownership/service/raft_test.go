@@ -172,15 +172,23 @@ func TestThreeVotersLeaderKilledDuringHandovers(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	leader, err := c.WaitLeader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	coord := handlers[leader].s.Load()
 	actors := []ownership.ActorID{"x", "y"}
 	for _, a := range actors {
-		if _, err := coord.Create(ctx, a, "A"); err != nil {
-			t.Fatal(err)
+		// The coordinator creates each actor on whichever voter leads. An
+		// early election may make the outcome unknown; a retry that finds
+		// the actor already there is a success.
+		for {
+			leader, err := c.WaitLeader(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = handlers[leader].s.Load().Create(ctx, a, "A")
+			if err == nil || errors.Is(err, ErrActorExists) {
+				break
+			}
+			if !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrUnavailable) {
+				t.Fatal(err)
+			}
 		}
 	}
 	clients := map[ownership.NodeID]*Client{}
