@@ -1,0 +1,79 @@
+package build
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/verify"
+)
+
+func TestFindRoot(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"go.mod", "book/book.toml"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deep := filepath.Join(root, "examples", "x", "y")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []string{root, deep, filepath.Join(root, "book")} {
+		got, err := FindRoot(start)
+		if err != nil || got != root {
+			t.Errorf("FindRoot(%s) = %q, %v; want %s", start, got, err, root)
+		}
+	}
+	// go.mod alone is not a root: the search goes on upwards and fails.
+	lone := t.TempDir()
+	if err := os.WriteFile(filepath.Join(lone, "go.mod"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FindRoot(lone); !errors.Is(err, ErrNoRoot) {
+		t.Errorf("FindRoot(without book.toml) err = %v, want ErrNoRoot", err)
+	}
+}
+
+func TestOutDir(t *testing.T) {
+	if got := (Options{Root: "/r"}).OutDir(); got != "/r/site" {
+		t.Errorf("default OutDir = %s", got)
+	}
+	if got := (Options{Root: "/r", Out: "public"}).OutDir(); got != "/r/public" {
+		t.Errorf("relative OutDir = %s", got)
+	}
+	if got := (Options{Root: "/r", Out: "/tmp/x/"}).OutDir(); got != "/tmp/x" {
+		t.Errorf("absolute OutDir = %s", got)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	r := &Result{Pages: 1, Report: &verify.Report{Ran: 1, Cached: 30}, Elapsed: 1234567 * time.Microsecond}
+	if got := r.Summary(); got != "1 page, 1 check run, 30 cached, 1.235s" {
+		t.Errorf("Summary = %q", got)
+	}
+	r = &Result{Pages: 4}
+	if got := r.Summary(); got != "4 pages, 0 checks run, 0 cached, 0s" {
+		t.Errorf("Summary = %q", got)
+	}
+}
+
+func TestPrintError(t *testing.T) {
+	var b strings.Builder
+	PrintError(&b, diag.List{
+		{File: "book/a.md", Line: 3, Msg: "bad", Detail: "-x\n+y"},
+		{File: "book/b.md", Line: 1, Msg: "worse"},
+	})
+	want := "book/a.md:3: bad\n    -x\n    +y\nbook/b.md:1: worse\n"
+	if b.String() != want {
+		t.Errorf("PrintError wrote %q, want %q", b.String(), want)
+	}
+}
