@@ -200,7 +200,7 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 	}
 	if v.opt.Bless {
 		if !ExitAccepted(res.ExitCode, actual) {
-			fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d and printed no \"exit status %d\" line; not blessed", c.Text, res.ExitCode, res.ExitCode)
+			fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d and printed no \"exit status N\" line; not blessed", c.Text, res.ExitCode)
 			return
 		}
 		if same {
@@ -232,7 +232,7 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		v.logf("verify: transcript %s: FAIL", subject)
 		return
 	}
-	fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d; a transcript of a failing command shows the line \"exit status %d\"", c.Text, res.ExitCode, res.ExitCode)
+	fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d; a transcript of a failing program shows the \"exit status N\" line go run prints", c.Text, res.ExitCode)
 }
 
 // outputLines splits command output into lines without trailing white
@@ -356,8 +356,10 @@ func checkFragment(d *expand.Doc, blk Block) *diag.Error {
 		return nil
 	}
 	n := blk.Line
-	if bestLine >= 1 && bestLine <= len(blk.LineNos) {
-		n = blk.LineNos[bestLine-1]
+	if len(blk.LineNos) > 0 {
+		// An error past the block (a missing closing brace) is reported
+		// at its last line.
+		n = blk.LineNos[max(0, min(bestLine, len(blk.LineNos))-1)]
 	}
 	return errAt(d, n, "go block does not parse as declarations or statements: %s (mark it ```go ignore if it is not Go)", best.Msg)
 }

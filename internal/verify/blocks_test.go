@@ -1,0 +1,119 @@
+package verify
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/expand"
+)
+
+func TestFindBlocks(t *testing.T) {
+	md := strings.Join([]string{
+		"# Title",                // 1
+		"",                       // 2
+		"```go",                  // 3
+		"package p",              // 4
+		"```",                    // 5
+		"",                       // 6
+		"~~~~console timeout=5s", // 7
+		"$ go run ./x",           // 8
+		"```",                    // 9  (not a closing fence: ~~~~ opened)
+		"~~~~",                   // 10
+		"",                       // 11
+		"- item",                 // 12
+		"",                       // 13
+		"  ````go ignore",        // 14
+		"  x := 1",               // 15
+		"  ````",                 // 16
+		"",                       // 17
+		"> ```Console",           // 18
+		"> $ go test ./y",        // 19
+		"> ```",                  // 20
+		"",                       // 21
+		"    ```go",              // 22 indented code block, not a fence
+		"    not a fence",        // 23
+		"",                       // 24
+		"```",                    // 25 no info string
+		"plain",                  // 26
+		"```",                    // 27
+		"",                       // 28
+		"```go hl_lines=\"1 2\"", // 29 unclosed: runs to the end
+		"a",                      // 30
+	}, "\n")
+	got := FindBlocks([]byte(md))
+	var summary []string
+	for _, b := range got {
+		summary = append(summary, fmt.Sprintf("%s %v @%d %q %v %q", b.Lang, b.Attrs, b.Line, b.Lines, b.LineNos, b.Prefixes))
+	}
+	want := []string{
+		`go map[] @3 ["package p"] [4] [""]`,
+		"console map[timeout:5s] @7 [\"$ go run ./x\" \"```\"] [8 9] [\"\" \"\"]",
+		`go map[ignore:] @14 ["x := 1"] [15] ["  "]`,
+		`console map[] @18 ["$ go test ./y"] [19] ["> "]`,
+		` map[] @25 ["plain"] [26] [""]`,
+		`go map[hl_lines:1 2] @29 ["a"] [30] [""]`,
+	}
+	if !reflect.DeepEqual(summary, want) {
+		t.Errorf("FindBlocks:\n%s\nwant:\n%s", strings.Join(summary, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestIsWholeFile(t *testing.T) {
+	tests := []struct {
+		src  string
+		want bool
+	}{
+		{"package main", true},
+		{"\n// Command x does y.\n//go:build linux\n\npackage main\n", true},
+		{"/* a\nb */ package p", true},
+		{"/* package p */\nx := 1", false},
+		{"x := 1\npackage p", false},
+		{"packages := 1", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := isWholeFile(strings.Split(tt.src, "\n")); got != tt.want {
+			t.Errorf("isWholeFile(%q) = %v, want %v", tt.src, got, tt.want)
+		}
+	}
+}
+
+func TestCheckFragment(t *testing.T) {
+	ch := &book.Item{Path: "ch.md"}
+	// The doc's line 10 came from line 40 of the chapter, and so on.
+	d := &expand.Doc{Chapter: ch}
+	for i := 1; i <= 20; i++ {
+		d.Origins = append(d.Origins, expand.Origin{File: "book/ch.md", Line: i + 30})
+	}
+	block := func(src string) Block {
+		b := Block{Lang: "go", Line: 9}
+		for i, l := range strings.Split(src, "\n") {
+			b.Lines = append(b.Lines, l)
+			b.LineNos = append(b.LineNos, 10+i)
+		}
+		return b
+	}
+	for _, ok := range []string{
+		"type Epoch uint64\n\nfunc (e Epoch) Next() Epoch { return e + 1 }",
+		"if token < fence {\n\treturn ErrStale\n}",
+		"x := 1\ny := x + 1",
+		"import \"fmt\"\n\nvar _ = fmt.Sprint",
+		"a.Epoch() > b.Epoch()",
+		"// just a comment",
+	} {
+		if err := checkFragment(d, block(ok)); err != nil {
+			t.Errorf("checkFragment(%q) = %v, want nil", ok, err)
+		}
+	}
+	err := checkFragment(d, block("x := 1\ny := (\nz := 3"))
+	if err == nil || err.File != "book/ch.md" || err.Line != 42 {
+		t.Fatalf("err = %v, want an error at book/ch.md:42 (block line 3)", err)
+	}
+	err = checkFragment(d, block("func f() {\n\treturn 1 +\n}"))
+	if err == nil || err.Line != 42 || !strings.Contains(err.Msg, "does not parse") {
+		t.Fatalf("err = %v, want an error at book/ch.md:42", err)
+	}
+}
