@@ -210,6 +210,18 @@ func (c *Cluster) Machine(id string) replica.Machine {
 	return nil
 }
 
+// Voter returns voter id's running Group and the Machine it replicates,
+// taken together (so that a Restart in between cannot pair a Group with
+// another incarnation's Machine); g is nil while the voter is killed.
+func (c *Cluster) Voter(id string) (g *replica.Group, m replica.Machine) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v := c.voters[id]; v != nil {
+		return v.group, v.machine
+	}
+	return nil, nil
+}
+
 // Running returns the IDs of the voters that are not killed, in order.
 func (c *Cluster) Running() []string {
 	c.mu.Lock()

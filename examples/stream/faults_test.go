@@ -1,0 +1,717 @@
+package stream_test
+
+// Fault tests of the epoch-fenced stream replicated by Raft: three voters on
+// raft's in-memory transport (replicatest), producers that append and claim
+// concurrently, and a seeded schedule that kills leaders and partitions
+// voters. After each schedule the test checks, on the recovered stream:
+//
+//   - every acknowledged append is present exactly once, and nothing is
+//     present that no producer sent (Raft §5.4 Leader Completeness; the
+//     producer sequence numbers of PROTOCOL.md 5.2.1 make retries
+//     idempotent, as Raft §8 asks of client commands);
+//   - no append of an epoch is applied after the claim that closed it
+//     (PROTOCOL.md 5.2.1: an older epoch is fenced), and each claim's answer
+//     names exactly where the closed epoch stopped;
+//   - the recorded client history is linearizable (porcupine), against a
+//     model of one stream with idempotent producers;
+//   - every voter holds the same state (Raft §5.3, State Machine Safety).
+//
+// Environment: STREAM_FAULT_SCHEDULES=n runs n schedules (default 6, 2 with
+// -short); STREAM_FAULT_SEED=s runs the schedules from seed s on.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/ownership-book/ownership/examples/replica"
+	"github.com/ownership-book/ownership/examples/replica/replicatest"
+	"github.com/ownership-book/ownership/examples/stream"
+)
+
+const (
+	faultStream = "s"
+	faultCT     = "application/octet-stream"
+	faultNow    = int64(1_700_000_000) * 1e9 // the streams have no TTL: Now only has to be fixed
+	producers   = 2                          // producer ids "p0", "p1"
+	writers     = 4                          // writer w uses producer id w%producers
+	opTimeout   = 300 * time.Millisecond     // one attempt of one client operation
+)
+
+// appendIn is an append as a producer sends it: producer index, epoch,
+// sequence number, and the data, unique per (producer, epoch, seq).
+type appendIn struct {
+	P          int
+	Epoch, Seq uint64
+	Data       string
+}
+
+// appendOut is what the stream answered; Unknown marks an attempt whose
+// outcome the client never learned (its Return is then +∞).
+type appendOut struct {
+	Unknown     bool
+	Outcome     stream.Outcome
+	Epoch, Seq  uint64
+	Claim       bool
+	ClosedEpoch uint64
+	LastSeq     uint64
+}
+
+// readOut is the content of the stream as a linearizable read saw it.
+type readOut struct{ Content string }
+
+type readIn struct{}
+
+// producerState is the model's per-producer state (PROTOCOL.md 5.2.1).
+type producerState struct {
+	Known          bool
+	Epoch, LastSeq uint64
+}
+
+// modelState is one stream with idempotent producers: its bytes and the
+// state of each producer id. It is comparable, as porcupine's == needs.
+type modelState struct {
+	Content string
+	P       [producers]producerState
+}
+
+// decide is the producer rule of PROTOCOL.md 5.2.1, written here from the
+// protocol text (not from the package under test): the answer to an append
+// and whether it is applied.
+func decide(cur producerState, in appendIn) (out appendOut, apply bool) {
+	switch {
+	case !cur.Known && in.Seq != 0:
+		return appendOut{Outcome: stream.SequenceGap}, false
+	case !cur.Known:
+		return appendOut{Outcome: stream.Appended, Epoch: in.Epoch}, true
+	case in.Epoch < cur.Epoch:
+		return appendOut{Outcome: stream.EpochFenced, Epoch: cur.Epoch}, false
+	case in.Epoch > cur.Epoch && in.Seq != 0:
+		return appendOut{Outcome: stream.ClaimNotAtZero, Epoch: cur.Epoch}, false
+	case in.Epoch > cur.Epoch:
+		return appendOut{Outcome: stream.Appended, Epoch: in.Epoch, Claim: true,
+			ClosedEpoch: cur.Epoch, LastSeq: cur.LastSeq}, true
+	case in.Seq <= cur.LastSeq:
+		return appendOut{Outcome: stream.Duplicate, Epoch: in.Epoch, Seq: cur.LastSeq}, false
+	case in.Seq == cur.LastSeq+1:
+		return appendOut{Outcome: stream.Appended, Epoch: in.Epoch, Seq: in.Seq}, true
+	default:
+		return appendOut{Outcome: stream.SequenceGap, Epoch: in.Epoch}, false
+	}
+}
+
+func step(s modelState, in appendIn) (modelState, appendOut) {
+	out, apply := decide(s.P[in.P], in)
+	if apply {
+		s.Content += in.Data
+		s.P[in.P] = producerState{Known: true, Epoch: in.Epoch, LastSeq: in.Seq}
+	}
+	return s, out
+}
+
+// sameAnswer compares the fields of an answer that the protocol defines for
+// its outcome.
+func sameAnswer(want, got appendOut) bool {
+	if want.Outcome != got.Outcome {
+		return false
+	}
+	switch want.Outcome {
+	case stream.Appended:
+		return want.Epoch == got.Epoch && want.Seq == got.Seq && want.Claim == got.Claim &&
+			(!want.Claim || want.ClosedEpoch == got.ClosedEpoch && want.LastSeq == got.LastSeq)
+	case stream.Duplicate, stream.EpochFenced:
+		return want.Epoch == got.Epoch && want.Seq == got.Seq
+	}
+	return true
+}
+
+// streamModel is the porcupine model. An append whose outcome the client
+// never learned is kept in the history only if its data is in the final
+// stream (see resolveUnknown); it then took effect at some point after its
+// call, with whatever answer the producer rule gives there.
+var streamModel = porcupine.NondeterministicModel{
+	Init: func() []interface{} { return []interface{}{modelState{}} },
+	Step: func(state, input, output interface{}) []interface{} {
+		s := state.(modelState)
+		switch in := input.(type) {
+		case readIn:
+			if output.(readOut).Content == s.Content {
+				return []interface{}{s}
+			}
+			return nil
+		case appendIn:
+			next, want := step(s, in)
+			out := output.(appendOut)
+			if out.Unknown {
+				return []interface{}{next}
+			}
+			if sameAnswer(want, out) {
+				return []interface{}{next}
+			}
+			return nil
+		}
+		panic(fmt.Sprintf("unknown input %T", input))
+	},
+	Hash: func(state interface{}) uint64 {
+		s := state.(modelState)
+		h := fnv.New64a()
+		h.Write([]byte(s.Content))
+		fmt.Fprint(h, s.P)
+		return h.Sum64()
+	},
+	DescribeOperation: func(input, output interface{}) string {
+		switch in := input.(type) {
+		case readIn:
+			return fmt.Sprintf("read() -> %d bytes", len(output.(readOut).Content))
+		case appendIn:
+			return fmt.Sprintf("append(p%d, epoch %d, seq %d) -> %+v", in.P, in.Epoch, in.Seq, output)
+		}
+		return "?"
+	},
+	DescribeState: func(state interface{}) string {
+		s := state.(modelState)
+		return fmt.Sprintf("%d bytes, producers %+v", len(s.Content), s.P)
+	},
+}
+
+// history records client operations with monotonic timestamps.
+type history struct {
+	start time.Time
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+}
+
+func (h *history) now() int64 { return time.Since(h.start).Nanoseconds() }
+
+func (h *history) add(client int, in, out interface{}, call, ret int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret})
+}
+
+// resolveUnknown settles the appends whose outcome the client never
+// learned, using the final stream, read after recovery when no command is in
+// flight any more: an append whose data is absent changed nothing (it never
+// reached the log, or it was refused), so it is dropped; one whose data is
+// present took effect after its call, so it stays, with Return = +∞. This
+// keeps porcupine's search small without weakening the check: an operation
+// without effect constrains no linearization.
+func resolveUnknown(ops []porcupine.Operation, final string) []porcupine.Operation {
+	var out []porcupine.Operation
+	for _, op := range ops {
+		if o, ok := op.Output.(appendOut); ok && o.Unknown &&
+			!strings.Contains(final, op.Input.(appendIn).Data) {
+			continue
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+// chunkData names an append uniquely: "p<producer>.e<epoch>.s<seq>.w<writer>|".
+func chunkData(p int, epoch, seq uint64, w int) string {
+	return fmt.Sprintf("p%d.e%d.s%d.w%d|", p, epoch, seq, w)
+}
+
+type chunk struct {
+	P          int
+	Epoch, Seq uint64
+	Data       string
+}
+
+func parseChunk(d string) (chunk, error) {
+	var c chunk
+	var w int
+	if _, err := fmt.Sscanf(d, "p%d.e%d.s%d.w%d|", &c.P, &c.Epoch, &c.Seq, &w); err != nil {
+		return c, fmt.Errorf("chunk %q: %v", d, err)
+	}
+	c.Data = d
+	return c, nil
+}
+
+func appendCmd(in appendIn) []byte {
+	return stream.Command{Op: stream.OpAppend, Stream: faultStream, Now: faultNow, ContentType: faultCT,
+		Messages: [][]byte{[]byte(in.Data)},
+		Producer: &stream.Producer{ID: "p" + strconv.Itoa(in.P), Epoch: in.Epoch, Seq: in.Seq}}.Encode()
+}
+
+// run is one schedule's shared state.
+type run struct {
+	t     *testing.T
+	c     *replicatest.Cluster
+	h     *history
+	epoch atomic.Uint64 // the sequencer that hands out epochs to claimants
+	stop  atomic.Bool
+
+	mu     sync.Mutex
+	acked  map[string]bool // data of appends answered Appended or Duplicate
+	sent   map[string]bool // data of every append attempted
+	claims []claimAck      // acknowledged claims
+	counts map[string]int  // outcome counts, for the log
+}
+
+type claimAck struct {
+	P                    int
+	Epoch                uint64
+	Data                 string
+	ClosedEpoch, LastSeq uint64
+}
+
+func (r *run) count(k string) {
+	r.mu.Lock()
+	r.counts[k]++
+	r.mu.Unlock()
+}
+
+// doAppend sends one attempt of an append through the current leader and
+// records it. ok is false when the attempt certainly had no effect (no
+// leader, not leader) or its outcome is unknown; then the caller retries the
+// same append, which the producer rule makes idempotent.
+func (r *run) doAppend(client int, in appendIn) (out appendOut, ok bool) {
+	r.mu.Lock()
+	r.sent[in.Data] = true
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	call := r.h.now()
+	res, err := r.c.Apply(ctx, appendCmd(in))
+	ret := r.h.now()
+	switch {
+	case errors.Is(err, replica.ErrOutcomeUnknown):
+		r.h.add(client, in, appendOut{Unknown: true}, call, math.MaxInt64)
+		r.count("unknown")
+		return appendOut{}, false
+	case err != nil:
+		r.count("not-proposed")
+		return appendOut{}, false // nothing was appended: not an operation
+	}
+	sr, err := stream.DecodeResult(res)
+	if err != nil {
+		r.t.Errorf("append %+v: %v", in, err)
+		return appendOut{}, false
+	}
+	out = appendOut{Outcome: sr.Outcome, Epoch: sr.Epoch, Seq: sr.Seq}
+	if sr.Claim != nil {
+		out.Claim, out.ClosedEpoch, out.LastSeq = true, sr.Claim.ClosedEpoch, sr.Claim.LastSeq
+	}
+	r.h.add(client, in, out, call, ret)
+	r.count(string(sr.Outcome))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sr.Outcome == stream.Appended || sr.Outcome == stream.Duplicate {
+		r.acked[in.Data] = true
+	}
+	if out.Claim && sr.Outcome == stream.Appended {
+		r.claims = append(r.claims, claimAck{P: in.P, Epoch: in.Epoch, Data: in.Data,
+			ClosedEpoch: out.ClosedEpoch, LastSeq: out.LastSeq})
+	}
+	return out, true
+}
+
+// writer claims an epoch from the sequencer, appends in it until it is
+// fenced (or, now and then, claims a newer one on its own), and claims
+// again. An attempt with an unknown outcome is retried unchanged.
+func (r *run) writer(w int, rng *rand.Rand) {
+	p := w % producers
+	epoch, seq := r.epoch.Add(1), uint64(0)
+	for !r.stop.Load() {
+		in := appendIn{P: p, Epoch: epoch, Seq: seq, Data: chunkData(p, epoch, seq, w)}
+		out, ok := r.doAppend(w, in)
+		if !ok {
+			time.Sleep(time.Duration(rng.IntN(10)) * time.Millisecond)
+			continue
+		}
+		switch out.Outcome {
+		case stream.Appended, stream.Duplicate:
+			seq++
+			if rng.IntN(8) == 0 {
+				epoch, seq = r.epoch.Add(1), 0
+			}
+		case stream.EpochFenced:
+			epoch, seq = r.epoch.Add(1), 0
+		default:
+			r.t.Errorf("writer %d: append %+v answered %+v", w, in, out)
+			return
+		}
+		time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
+	}
+}
+
+// read returns the stream's content by a linearizable read on the leader.
+func (r *run) read(ctx context.Context) (string, error) {
+	id, err := r.c.WaitLeader(ctx)
+	if err != nil {
+		return "", err
+	}
+	g, m := r.c.Voter(id)
+	if g == nil {
+		return "", replica.ErrClosed
+	}
+	if err := g.LeaderRead(ctx); err != nil {
+		return "", err
+	}
+	res, o := m.(*stream.Machine).Read(faultStream, 0, math.MaxInt32, faultNow)
+	if o != "" {
+		return "", fmt.Errorf("read %q: %s", faultStream, o)
+	}
+	return string(bytes.Join(res.Messages, nil)), nil
+}
+
+func (r *run) reader(client int, rng *rand.Rand) {
+	for !r.stop.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		call := r.h.now()
+		content, err := r.read(ctx)
+		ret := r.h.now()
+		cancel()
+		if err == nil {
+			r.h.add(client, readIn{}, readOut{content}, call, ret)
+			r.count("read")
+		}
+		time.Sleep(time.Duration(5+rng.IntN(10)) * time.Millisecond)
+	}
+}
+
+// faults runs the seeded fault schedule for d: each round repairs the last
+// fault (restart, heal), waits, then kills or isolates one voter, the leader
+// more often than not, so that a quorum can always form again. It returns
+// the faults injected, in order.
+func (r *run) faults(rng *rand.Rand, d time.Duration) []string {
+	var log []string
+	killed := ""
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if killed != "" {
+			if err := r.c.Restart(killed); err != nil {
+				r.t.Errorf("restart %s: %v", killed, err)
+			}
+			killed = ""
+		}
+		r.c.Heal()
+		time.Sleep(time.Duration(50+rng.IntN(150)) * time.Millisecond)
+		target, ok := r.c.Leader()
+		if !ok || rng.IntN(3) == 0 {
+			ids := r.c.IDs()
+			target = ids[rng.IntN(len(ids))]
+		}
+		switch rng.IntN(3) {
+		case 0:
+			if err := r.c.Kill(target); err != nil {
+				r.t.Errorf("kill %s: %v", target, err)
+			}
+			killed = target
+			log = append(log, "kill "+target)
+		case 1:
+			r.c.Isolate(target)
+			log = append(log, "isolate "+target)
+		case 2:
+			// A partition that leaves the target with a minority of one,
+			// and the other two cut from each other as well: no quorum
+			// until the next round heals it.
+			ids := r.c.IDs()
+			var groups [][]string
+			for _, id := range ids {
+				groups = append(groups, []string{id})
+			}
+			r.c.Partition(groups...)
+			log = append(log, "split all")
+		}
+		time.Sleep(time.Duration(100+rng.IntN(250)) * time.Millisecond)
+	}
+	if killed != "" {
+		if err := r.c.Restart(killed); err != nil {
+			r.t.Errorf("restart %s: %v", killed, err)
+		}
+	}
+	r.c.Heal()
+	return log
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q: not an integer", name, v)
+	}
+	return n
+}
+
+// TestFaultSchedules runs the seeded schedules; see the file comment.
+// Reference: Raft §5.3, §5.4, §8; PROTOCOL.md 5.2.1.
+func TestFaultSchedules(t *testing.T) {
+	n := 6
+	if testing.Short() {
+		n = 2
+	}
+	n = envInt(t, "STREAM_FAULT_SCHEDULES", n)
+	seed0 := envInt(t, "STREAM_FAULT_SEED", 1)
+	var ops, faults int
+	for i := range n {
+		seed := uint64(seed0 + i)
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			o, f := runSchedule(t, seed)
+			ops += o
+			faults += f
+		})
+	}
+	t.Logf("ran %d schedules (seeds %d..%d): %d client operations, %d faults", n, seed0, seed0+n-1, ops, faults)
+}
+
+func runSchedule(t *testing.T, seed uint64) (ops, nfaults int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := replicatest.New(t, replicatest.Options{Voters: 3, SnapshotThreshold: 64,
+		SnapshotInterval: 50 * time.Millisecond, TrailingLogs: 16},
+		func(string) replica.Machine { return stream.NewMachine() })
+	create := stream.Command{Op: stream.OpCreate, Stream: faultStream, Now: faultNow, ContentType: faultCT}
+	res, err := c.Apply(ctx, create.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sr, _ := stream.DecodeResult(res); sr.Outcome != stream.Created {
+		t.Fatalf("create %q: %+v", faultStream, sr)
+	}
+
+	r := &run{t: t, c: c, h: &history{start: time.Now()}, acked: map[string]bool{},
+		sent: map[string]bool{}, counts: map[string]int{}}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var wg sync.WaitGroup
+	for w := range writers {
+		wrng := rand.New(rand.NewPCG(seed, uint64(w+1)))
+		wg.Go(func() { r.writer(w, wrng) })
+	}
+	rrng := rand.New(rand.NewPCG(seed, 100))
+	wg.Go(func() { r.reader(writers, rrng) })
+	faultLog := r.faults(rng, 1500*time.Millisecond)
+	r.stop.Store(true)
+	wg.Wait()
+
+	// Recovery: every voter runs and is linked; the leader's barrier
+	// settles every command still in flight.
+	if err := c.WaitConverged(ctx); err != nil {
+		t.Fatalf("after faults %v: %v", faultLog, err)
+	}
+	call := r.h.now()
+	final, err := r.read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.h.add(writers+1, readIn{}, readOut{final}, call, r.h.now())
+
+	t.Logf("seed %d: faults %v; outcomes %v; %d bytes, %d claims acknowledged",
+		seed, faultLog, r.counts, len(final), len(r.claims))
+	for _, p := range contentProblems(r.acked, r.sent, r.claims, final) {
+		t.Errorf("seed %d: %s", seed, p)
+	}
+	checkVotersAgree(t, c)
+	checkLinearizable(t, resolveUnknown(r.h.ops, final), seed)
+	if r.counts[string(stream.Appended)] == 0 || len(r.claims) == 0 {
+		t.Errorf("seed %d: no append or no claim was acknowledged: the schedule tested nothing", seed)
+	}
+	return len(r.h.ops), len(faultLog)
+}
+
+// contentProblems checks the final stream against what the clients were
+// told: acked and sent hold the data of acknowledged and of attempted
+// appends, claims the acknowledged claims. It returns one line per problem.
+func contentProblems(acked, sent map[string]bool, claims []claimAck, final string) []string {
+	var probs []string
+	bad := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+	var chunks []chunk
+	pos := map[string]int{}
+	for _, d := range strings.SplitAfter(final, "|") {
+		if d == "" {
+			continue
+		}
+		ch, err := parseChunk(d)
+		if err != nil {
+			bad("%v", err)
+			continue
+		}
+		if _, dup := pos[d]; dup {
+			bad("append %q is present twice", d)
+		}
+		if !sent[d] {
+			bad("append %q is present but no producer sent it", d)
+		}
+		pos[d] = len(chunks)
+		chunks = append(chunks, ch)
+	}
+	for d := range acked {
+		if _, ok := pos[d]; !ok {
+			bad("acknowledged append %q is missing", d)
+		}
+	}
+	// Per producer, in log order: epochs never go back (the fence), and an
+	// epoch's sequence numbers run 0, 1, 2, … without gap or repeat.
+	type ps struct {
+		epoch, next uint64
+		seen        bool
+	}
+	cur := [producers]ps{}
+	for i, ch := range chunks {
+		s := &cur[ch.P]
+		switch {
+		case s.seen && ch.Epoch < s.epoch:
+			bad("chunk %d %q: epoch %d applied after epoch %d was claimed", i, ch.Data, ch.Epoch, s.epoch)
+		case !s.seen || ch.Epoch > s.epoch:
+			if ch.Seq != 0 {
+				bad("chunk %d %q: epoch %d starts at seq %d", i, ch.Data, ch.Epoch, ch.Seq)
+			}
+			*s = ps{epoch: ch.Epoch, next: 1, seen: true}
+		case ch.Seq != s.next:
+			bad("chunk %d %q: seq %d, want %d", i, ch.Data, ch.Seq, s.next)
+		default:
+			s.next++
+		}
+	}
+	// Each acknowledged claim closed its predecessor exactly where the
+	// predecessor's appends stop, and nothing of an older epoch follows it.
+	for _, cl := range claims {
+		at := pos[cl.Data]
+		var last int64 = -1
+		for i, ch := range chunks {
+			if ch.P != cl.P {
+				continue
+			}
+			if i < at && ch.Epoch == cl.ClosedEpoch {
+				last = int64(ch.Seq)
+			}
+			if i > at && ch.Epoch < cl.Epoch {
+				bad("claim %q (closing epoch %d) is followed by %q of an older epoch", cl.Data, cl.ClosedEpoch, ch.Data)
+			}
+		}
+		if last != int64(cl.LastSeq) {
+			bad("claim %q answered epoch %d closed at seq %d; the stream has its last seq at %d",
+				cl.Data, cl.ClosedEpoch, cl.LastSeq, last)
+		}
+	}
+	return probs
+}
+
+func checkVotersAgree(t *testing.T, c *replicatest.Cluster) {
+	var first []byte
+	for _, id := range c.IDs() {
+		_, m := c.Voter(id)
+		snap, err := m.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = snap
+		} else if !bytes.Equal(first, snap) {
+			t.Errorf("voter %s's state differs from voter %s's", id, c.IDs()[0])
+		}
+	}
+}
+
+func checkLinearizable(t *testing.T, ops []porcupine.Operation, seed uint64) {
+	model := streamModel.ToModel()
+	start := time.Now()
+	res, info := porcupine.CheckOperationsVerbose(model, ops, 30*time.Second)
+	t.Logf("seed %d: porcupine checked %d operations in %v: %s", seed, len(ops), time.Since(start).Round(time.Millisecond), res)
+	switch res {
+	case porcupine.Ok:
+	case porcupine.Illegal:
+		path := filepath.Join(os.TempDir(), fmt.Sprintf("stream-faults-seed%d.html", seed))
+		if err := porcupine.VisualizePath(model, info, path); err == nil {
+			t.Errorf("seed %d: history of %d operations is not linearizable; see %s", seed, len(ops), path)
+		} else {
+			t.Errorf("seed %d: history of %d operations is not linearizable (visualization: %v)", seed, len(ops), err)
+		}
+	default:
+		t.Errorf("seed %d: linearizability check of %d operations did not finish in 30s", seed, len(ops))
+	}
+}
+
+// The checkers themselves must catch what they look for: each case below is
+// a violation written by hand.
+func TestFaultCheckersCatchViolations(t *testing.T) {
+	a := func(p int, e, s uint64) string { return chunkData(p, e, s, 0) }
+	set := func(ds ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, d := range ds {
+			m[d] = true
+		}
+		return m
+	}
+	claim := claimAck{P: 0, Epoch: 2, Data: a(0, 2, 0), ClosedEpoch: 1, LastSeq: 1}
+	sent := set(a(0, 1, 0), a(0, 1, 1), a(0, 1, 2), a(0, 2, 0), a(0, 2, 1))
+	good := a(0, 1, 0) + a(0, 1, 1) + a(0, 2, 0) + a(0, 2, 1)
+	if p := contentProblems(set(a(0, 1, 0), a(0, 2, 0)), sent, []claimAck{claim}, good); len(p) != 0 {
+		t.Fatalf("a correct stream is reported: %v", p)
+	}
+	content := []struct {
+		name, final string
+		acked       map[string]bool
+		want        string // a problem that must be reported
+	}{
+		{"acknowledged append missing", a(0, 1, 0) + a(0, 1, 1) + a(0, 2, 0), set(a(0, 2, 1)), "is missing"},
+		{"append present twice", good + a(0, 2, 1), nil, "present twice"},
+		{"append nobody sent", good + a(0, 2, 2), nil, "no producer sent it"},
+		{"older epoch after the claim", a(0, 1, 0) + a(0, 1, 1) + a(0, 2, 0) + a(0, 1, 2), nil, "of an older epoch"},
+		{"claim's LastSeq wrong", a(0, 1, 0) + a(0, 2, 0), nil, "closed at seq 1"},
+		{"sequence gap", a(0, 1, 0) + a(0, 1, 1) + a(0, 2, 0) + a(0, 2, 3), nil, "seq 3, want 1"},
+	}
+	for _, c := range content {
+		p := contentProblems(c.acked, sent, []claimAck{claim}, c.final)
+		if !strings.Contains(strings.Join(p, "\n"), c.want) {
+			t.Errorf("%s: problems %q do not report %q", c.name, p, c.want)
+		}
+	}
+
+	op := func(client int, in, out interface{}, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret}
+	}
+	in0 := appendIn{P: 0, Epoch: 1, Seq: 0, Data: a(0, 1, 0)}
+	in1 := appendIn{P: 0, Epoch: 1, Seq: 1, Data: a(0, 1, 1)}
+	claim2 := appendIn{P: 0, Epoch: 2, Seq: 0, Data: a(0, 2, 0)}
+	ok0 := appendOut{Outcome: stream.Appended, Epoch: 1, Seq: 0}
+	ok1 := appendOut{Outcome: stream.Appended, Epoch: 1, Seq: 1}
+	okClaim := appendOut{Outcome: stream.Appended, Epoch: 2, Claim: true, ClosedEpoch: 1, LastSeq: 0}
+	model := streamModel.ToModel()
+	histories := []struct {
+		name  string
+		ops   []porcupine.Operation
+		legal bool
+	}{
+		{"sequential appends and a read", []porcupine.Operation{
+			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 3), op(1, readIn{}, readOut{in0.Data + in1.Data}, 4, 5)}, true},
+		{"a concurrent read may miss an append", []porcupine.Operation{
+			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 5), op(1, readIn{}, readOut{in0.Data}, 3, 4)}, true},
+		{"an unknown append may land after a later read", []porcupine.Operation{
+			op(0, in0, appendOut{Unknown: true}, 0, math.MaxInt64), op(1, readIn{}, readOut{""}, 2, 3),
+			op(1, readIn{}, readOut{in0.Data}, 4, 5)}, true},
+		{"stale read: misses an append acknowledged before it", []porcupine.Operation{
+			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 3), op(1, readIn{}, readOut{in0.Data}, 4, 5)}, false},
+		{"read sees an append not yet sent", []porcupine.Operation{
+			op(1, readIn{}, readOut{in0.Data}, 0, 1), op(0, in0, ok0, 2, 3)}, false},
+		{"fenced epoch appended after the claim was acknowledged", []porcupine.Operation{
+			op(0, in0, ok0, 0, 1), op(1, claim2, okClaim, 2, 3), op(0, in1, ok1, 4, 5)}, false},
+		{"claim answers the wrong LastSeq", []porcupine.Operation{
+			op(0, in0, ok0, 0, 1), op(1, claim2, appendOut{Outcome: stream.Appended, Epoch: 2, Claim: true, ClosedEpoch: 1, LastSeq: 7}, 2, 3)}, false},
+	}
+	for _, h := range histories {
+		res := porcupine.CheckOperations(model, h.ops)
+		if res != h.legal {
+			t.Errorf("%s: linearizable = %v, want %v", h.name, res, h.legal)
+		}
+	}
+}
