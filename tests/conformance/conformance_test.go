@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,11 +40,17 @@ func missing(t *testing.T, what string) {
 	t.Skipf("%s; run `npm ci` in tests/conformance to run the conformance suite", what)
 }
 
-// TestConformance builds streamd, starts it on a free loopback port with a
-// long-poll timeout of 1s, runs the whole suite (or the describe blocks
-// matched by CONFORMANCE_FILTER, a vitest -t pattern) and fails on any failed
-// test.
+// TestConformance builds streamd, starts it on free loopback ports with a
+// long-poll timeout of 1s, runs the whole suite (or the tests matched by
+// CONFORMANCE_FILTER, a vitest -t pattern) and fails on any failed test:
+// once against a single voter, once against voter B of a three-voter
+// cluster (whose followers redirect to the leader).
 func TestConformance(t *testing.T) {
+	t.Run("voters=1", func(t *testing.T) { run(t, 1, "A") })
+	t.Run("voters=3,via=B", func(t *testing.T) { run(t, 3, "B") })
+}
+
+func run(t *testing.T, voters int, via string) {
 	if _, err := os.Stat("node_modules/@durable-streams/server-conformance-tests"); err != nil {
 		missing(t, "tests/conformance/node_modules is missing")
 	}
@@ -60,7 +67,8 @@ func TestConformance(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0", "-long-poll", "1s", "-data", filepath.Join(dir, "data"))
+	srv := exec.CommandContext(ctx, bin, "-addr", "127.0.0.1:0", "-long-poll", "1s",
+		"-data", filepath.Join(dir, "data"), "-cluster", fmt.Sprint(voters))
 	stderr, err := srv.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +85,7 @@ func TestConformance(t *testing.T) {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
-			if i := strings.Index(line, "serving on "); i >= 0 {
+			if i := strings.Index(line, "serving on "); i >= 0 && strings.Contains(line, "voter "+via+" ") {
 				u := strings.TrimSuffix(strings.Fields(line[i+len("serving on "):])[0], "/v1/stream/")
 				select {
 				case base <- u:

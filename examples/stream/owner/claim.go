@@ -54,6 +54,7 @@ func (db *DB) claim(ctx context.Context, epoch uint64, reason string) (AppendRes
 	body := encode(record{T: "claim", E: epoch, W: db.id, N: db.nonce})
 	res, err := db.c.Append(ctx, epoch, 0, inc, body)
 	if err != nil {
+		db.unsettled()
 		return res, false, err
 	}
 	db.trace(Event{Kind: "claim", Reason: reason, Epoch: epoch, Result: res})
@@ -75,6 +76,17 @@ func (db *DB) claim(ctx context.Context, epoch uint64, reason string) (AppendRes
 }
 
 // ANCHOR_END: claim
+
+// unsettled is called when a claim may have applied but its recovery did not
+// run: the process's old epoch may be closed, so nothing more is sent under
+// it. The next Synced or Push goes live first (goLive), which finds the
+// claim, as its own, and claims once more. Without this, the next append
+// would go out under the closed epoch and fence the process by its own hand.
+func (db *DB) unsettled() {
+	db.mu.Lock()
+	db.live, db.inflight = false, nil
+	db.mu.Unlock()
+}
 
 // fresh reports whether this copy has never seen the stream.
 func (db *DB) fresh() bool {
@@ -145,6 +157,7 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 	db.mu.Unlock()
 	data, next, _, err := db.c.readAll(ctx, from, true)
 	if err != nil {
+		db.unsettled()
 		return err
 	}
 	recs, err := decode(data)

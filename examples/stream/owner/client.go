@@ -102,6 +102,9 @@ func (c *Client) Create(ctx context.Context) error {
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("create stream %q: %w: status %d", c.Name, ErrUnreachable, resp.StatusCode)
+	}
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("create stream %q: status %d", c.Name, resp.StatusCode)
 	}
@@ -109,8 +112,9 @@ func (c *Client) Create(ctx context.Context) error {
 }
 
 // Append appends body under (epoch, seq) with the incarnation token (none if
-// empty). Any HTTP status is a result, not an error; the error wraps
-// ErrUnreachable when no answer arrived.
+// empty). A 2xx, 3xx or 4xx status is a result, not an error; the error
+// wraps ErrUnreachable when no answer arrived or the answer was a 5xx, whose
+// outcome is unknown.
 func (c *Client) Append(ctx context.Context, epoch, seq uint64, incarnation string, body []byte) (AppendResult, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(), bytes.NewReader(body))
 	if err != nil {
@@ -129,6 +133,11 @@ func (c *Client) Append(ctx context.Context, epoch, seq uint64, incarnation stri
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode >= 500 {
+		// The stream could not say what became of the append (no leader,
+		// an outcome the Raft group does not know): as good as no answer.
+		return AppendResult{}, fmt.Errorf("append epoch %d seq %d to %q: %w: status %d", epoch, seq, c.Name, ErrUnreachable, resp.StatusCode)
+	}
 	h := resp.Header
 	return AppendResult{
 		Status:      resp.StatusCode,
@@ -176,6 +185,9 @@ func (c *Client) Read(ctx context.Context, offset string, leader bool) (ReadResu
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return ReadResult{}, fmt.Errorf("read %q at %s: %w: %v", c.Name, offset, ErrUnreachable, err)
+	}
+	if resp.StatusCode >= 500 {
+		return ReadResult{}, fmt.Errorf("read %q at %s: %w: status %d", c.Name, offset, ErrUnreachable, resp.StatusCode)
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
 		return ReadResult{}, fmt.Errorf("read %q at %s: status %d", c.Name, offset, resp.StatusCode)

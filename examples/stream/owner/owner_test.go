@@ -446,6 +446,34 @@ func TestClaimsNobodyAskedFor(t *testing.T) {
 		}
 	})
 
+	t.Run("forgotten, and the claim's answer lost", func(t *testing.T) {
+		ts := newTestStream(t)
+		var evs []Event
+		a, l, err := ts.open(t.TempDir(), "A", claimsOf(&evs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		a.Put("a", "1")
+		a.Synced(bg)
+		ts.forgetProducer()
+		l.setFault(func(r *http.Request) (bool, bool) { return false, isClaim(r) })
+		a.Put("b", "2")
+		if err := a.Synced(bg); !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("Synced = %v, want ErrUnreachable", err)
+		}
+		l.setFault(nil)
+		if err := a.Synced(bg); err != nil {
+			t.Fatalf("Synced after the lost claim answer = %v: the process fenced itself", err)
+		}
+		if e, _ := ts.producer(); e != 3 || a.Epoch() != 3 {
+			t.Errorf("epoch %d (A's %d), want 3: the claim of 2 applied, then going live claimed 3", e, a.Epoch())
+		}
+		if got := keys(ts.history()); got != "a=1 b=2" {
+			t.Errorf("stream %q", got)
+		}
+	})
+
 	t.Run("forgotten, and a newer owner came first", func(t *testing.T) {
 		ts := newTestStream(t)
 		var evs []Event

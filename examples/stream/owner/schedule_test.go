@@ -73,15 +73,18 @@ type proc struct {
 	fenced bool
 	events []Event
 	drop   string // "", "request" or "answer": the next request's fate
+	openAt int    // the stream's record count when the last open began
 }
 
 type liveWin struct {
 	writer string
 	epoch  uint64
+	since  int // the stream's record count when the writer's open began
 }
 
 type fenceMark struct {
 	writer  string
+	nonce   string
 	epoch   uint64
 	records int // the stream's record count when the reset was seen
 }
@@ -95,10 +98,12 @@ type fenceMark struct {
 //   - the stream's history is linear (commit i+1 follows commit i) and its
 //     records' epochs never go down, so no fenced owner had an append
 //     applied after a newer claim;
-//   - no record of a fenced owner's epoch follows its reset;
+//   - no record of a fenced owner's epoch follows its reset, and a fenced
+//     owner was fenced by somebody else's newer claim, never its own;
 //   - no open takes more than 16 claim rounds;
-//   - a claim made when an offline open went live directly follows the
-//     claimant's own records: it never took over from a newer owner.
+//   - between the start of an offline open and the claim it makes when it
+//     goes live, the stream holds only the claimant's own records: it never
+//     took over from an owner that opened meanwhile.
 //
 // Reference: seed "Ownership and fencing", all sections.
 func TestSchedules(t *testing.T) {
@@ -155,7 +160,7 @@ func TestSchedules(t *testing.T) {
 				if rerr != nil {
 					rt.Fatalf("read after reset: %v", rerr)
 				}
-				marks = append(marks, fenceMark{writer: p.name, epoch: re.Epoch, records: len(recs)})
+				marks = append(marks, fenceMark{writer: p.name, nonce: p.db.nonce, epoch: re.Epoch, records: len(recs)})
 				fences.Add(1)
 			}
 		}
@@ -188,6 +193,11 @@ func TestSchedules(t *testing.T) {
 					p.db.Close() // an operator reopens a fenced process
 					p.db = nil
 				}
+				before, err := rs.streamRecords(name)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				p.openAt = len(before)
 				cx, cancel := opCtx()
 				rounds := 0
 				pp := p
@@ -200,7 +210,7 @@ func TestSchedules(t *testing.T) {
 						}
 						if e.Kind == "recover" && len(pp.events) >= 2 {
 							if prev := pp.events[len(pp.events)-2]; prev.Kind == "claim" && prev.Reason == "live" && prev.Epoch == e.Epoch {
-								wins = append(wins, liveWin{writer: pp.name, epoch: e.Epoch})
+								wins = append(wins, liveWin{writer: pp.name, epoch: e.Epoch, since: pp.openAt})
 								liveClaims.Add(1)
 							}
 						}
@@ -262,14 +272,14 @@ func TestSchedules(t *testing.T) {
 		}
 		var history []Commit
 		var lastEpoch uint64
-		pos := map[liveWin]int{}
+		pos := map[[2]string]int{}
 		for i, r := range recs {
 			if r.E < lastEpoch {
 				rt.Fatalf("record %d (%+v) has epoch %d after epoch %d: a fenced append applied", i, r, r.E, lastEpoch)
 			}
 			lastEpoch = r.E
 			if r.T == "claim" {
-				pos[liveWin{r.W, r.E}] = i
+				pos[[2]string{r.W, fmt.Sprint(r.E)}] = i
 			}
 			if r.T != "commit" {
 				continue
@@ -285,15 +295,25 @@ func TestSchedules(t *testing.T) {
 			}
 		}
 		for _, w := range wins {
-			i, ok := pos[w]
+			i, ok := pos[[2]string{w.writer, fmt.Sprint(w.epoch)}]
 			if !ok {
 				rt.Fatalf("live claim %+v not in the stream", w)
 			}
-			if i > 0 && recs[i-1].W != w.writer {
-				rt.Fatalf("%s's live claim of epoch %d follows %+v: it took over from a newer owner", w.writer, w.epoch, recs[i-1])
+			for j := w.since; j < i; j++ {
+				if recs[j].W != w.writer {
+					rt.Fatalf("%s's live claim of epoch %d follows %+v, written after %s opened: it took over from a newer owner",
+						w.writer, w.epoch, recs[j], w.writer)
+				}
 			}
 		}
 		for _, m := range marks {
+			newer := false
+			for _, r := range recs {
+				newer = newer || (r.T == "claim" && r.E > m.epoch && (r.W != m.writer || r.N != m.nonce))
+			}
+			if !newer {
+				rt.Fatalf("%s was fenced at epoch %d, but nobody else claimed a newer epoch: it fenced itself", m.writer, m.epoch)
+			}
 			for i := m.records; i < len(recs); i++ {
 				if recs[i].W == m.writer && recs[i].E <= m.epoch {
 					rt.Fatalf("%s was fenced at epoch %d, yet record %d (%+v) was applied after", m.writer, m.epoch, i, recs[i])

@@ -103,8 +103,13 @@ type Server struct {
 	// Now is the clock stamped into commands (default time.Now).
 	Now func() time.Time
 	// Redirect maps an error from A (a follower's "not the leader") to the
-	// leader's base URL; the request is then answered 307 to that leader.
+	// leader's base URL. The request is then forwarded there (Forward) or
+	// answered 307 Temporary Redirect to it.
 	Redirect func(err error) (base string, ok bool)
+	// Forward makes a follower forward requests to the leader instead of
+	// redirecting the client: clients that cannot resend a body on a 307
+	// (fetch with a byte-array body) then work against any voter.
+	Forward bool
 }
 
 // Prefix is the path under which streams live.
@@ -263,17 +268,92 @@ func compact(b []byte) []byte {
 	return out.Bytes()
 }
 
-func (s *Server) apply(ctx context.Context, w http.ResponseWriter, r *http.Request, c stream.Command) (stream.Result, bool) {
+// leaderRead makes the local machine current (a leader read) before a read
+// that must see every acknowledged write; on a follower the request goes to
+// the leader instead.
+func (s *Server) leaderRead(w http.ResponseWriter, r *http.Request) bool {
+	err := s.A.LeaderRead(r.Context())
+	if err == nil {
+		return true
+	}
+	s.notLeader(w, r, err, nil)
+	return false
+}
+
+// HeaderForwarded counts how often a request was forwarded from a follower
+// to the voter it believed leader; after maxHops the request is refused with
+// 503 instead (leadership moving faster than requests).
+const HeaderForwarded = "Stream-Forwarded-By-Follower"
+
+const maxHops = 3
+
+// notLeader answers a request that this voter could not serve because it is
+// not the leader (or the outcome of its command is unknown): forwarded to
+// the leader (Forward), redirected there with 307, or refused with 503.
+func (s *Server) notLeader(w http.ResponseWriter, r *http.Request, err error, body []byte) {
+	hops, _ := strconv.Atoi(r.Header.Get(HeaderForwarded))
+	if s.Redirect != nil && hops < maxHops {
+		if base, ok := s.Redirect(err); ok {
+			base = strings.TrimSuffix(base, "/")
+			if s.Forward {
+				s.forward(w, r, base, body, hops+1)
+			} else {
+				http.Redirect(w, r, base+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+			}
+			return
+		}
+	}
+	w.Header().Set("Retry-After", "1")
+	httpError(w, http.StatusServiceUnavailable, "%s %s: %v", r.Method, r.URL.Path, err)
+}
+
+var forwardClient = &http.Client{
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// forward sends the request (with the body already read) to the leader and
+// copies its answer back, flushing as it arrives (long-poll, SSE).
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, base string, body []byte, hops int) {
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, base+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		httpError(w, http.StatusBadGateway, "forward to leader: %v", err)
+		return
+	}
+	req.Header = r.Header.Clone()
+	req.Header.Set(HeaderForwarded, strconv.Itoa(hops))
+	req.Host = r.Host
+	resp, err := forwardClient.Do(req)
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusBadGateway, "forward to leader %s: %v", base, err)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *Server) apply(ctx context.Context, w http.ResponseWriter, r *http.Request, c stream.Command, body []byte) (stream.Result, bool) {
 	c.Now = s.now().UnixNano()
 	out, err := s.A.Apply(ctx, c.Encode())
 	if err != nil {
-		if s.Redirect != nil {
-			if base, ok := s.Redirect(err); ok {
-				http.Redirect(w, r, strings.TrimSuffix(base, "/")+r.URL.RequestURI(), http.StatusTemporaryRedirect)
-				return stream.Result{}, false
-			}
-		}
-		httpError(w, http.StatusServiceUnavailable, "stream %q: %v", c.Stream, err)
+		s.notLeader(w, r, err, body)
 		return stream.Result{}, false
 	}
 	res, err := stream.DecodeResult(out)
@@ -365,7 +445,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 			c.Messages = [][]byte{body}
 		}
 	}
-	res, ok := s.apply(r.Context(), w, r, c)
+	res, ok := s.apply(r.Context(), w, r, c, body)
 	if !ok {
 		return
 	}
@@ -470,7 +550,7 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request, name string) {
 			c.Messages = [][]byte{body}
 		}
 	}
-	res, ok := s.apply(r.Context(), w, r, c)
+	res, ok := s.apply(r.Context(), w, r, c, body)
 	if !ok {
 		return
 	}
@@ -528,7 +608,7 @@ func producerHeaders(h http.Header) (*stream.Producer, error) {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, name string) {
-	res, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpDelete, Stream: name})
+	res, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpDelete, Stream: name}, nil)
 	if !ok {
 		return
 	}
@@ -549,6 +629,9 @@ func setMeta(h http.Header, info stream.Info) {
 }
 
 func (s *Server) head(w http.ResponseWriter, r *http.Request, name string) {
+	if !s.leaderRead(w, r) {
+		return
+	}
 	info, o := s.M.Stat(name, s.now().UnixNano())
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
@@ -596,6 +679,9 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, name string) {
 		httpError(w, http.StatusBadRequest, "stream %q: live=%s needs an offset", name, live)
 		return
 	}
+	if !s.leaderRead(w, r) {
+		return
+	}
 	now := s.now().UnixNano()
 	info, o := s.M.Stat(name, now)
 	if o != "" {
@@ -619,7 +705,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	if info.TTL >= 0 {
 		// A read slides the TTL (PROTOCOL.md 5.1): record it in the log.
-		if _, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpTouch, Stream: name}); !ok {
+		if _, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpTouch, Stream: name}, nil); !ok {
 			return
 		}
 	}

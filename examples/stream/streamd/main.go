@@ -1,36 +1,49 @@
 // Command streamd serves epoch-fenced streams over HTTP with the Durable
-// Streams protocol on /v1/stream/<name>.
+// Streams protocol on /v1/stream/<name>, replicated by a Raft group of one
+// voter or three (all in this process, on loopback).
 //
-//	go run ./examples/stream/streamd -addr 127.0.0.1:4437 -data /tmp/streamd
+//	go run ./examples/stream/streamd                       # one voter on 127.0.0.1:4437
+//	go run ./examples/stream/streamd -cluster 3            # voters A, B, C on :4437, :4438, :4439
+//	go run ./examples/stream/streamd -data /var/lib/streamd -raft-addr 127.0.0.1:7437
+//
+// Writes reaching a follower are answered 307 Temporary Redirect to the
+// leader; catch-up reads and HEAD are leader reads (redirected likewise);
+// long-poll and SSE are served by the voter reached.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
-	"github.com/ownership-book/ownership/examples/stream"
-	"github.com/ownership-book/ownership/examples/stream/server"
+	"github.com/ownership-book/ownership/examples/stream/node"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:4437", "HTTP listen address (loopback by default)")
-	data := flag.String("data", "", "data directory for the Raft log, stable store and snapshots (\"\": a temporary one)")
+	addr := flag.String("addr", "127.0.0.1:4437", "HTTP address of voter A (B and C take the next ports; port 0: free ports)")
+	raftAddr := flag.String("raft-addr", "127.0.0.1:0", "Raft transport address of voter A (B and C take the next ports; port 0: free ports)")
+	data := flag.String("data", "", "data directory: Raft log, stable store and snapshots per voter (\"\": in memory)")
+	cluster := flag.Int("cluster", 1, "number of voters: 1 or 3")
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
 	maxBody := flag.Int64("max-body", 16<<20, "largest request body in bytes (larger: 413)")
 	flag.Parse()
-	_ = data
 
-	m := stream.NewMachine()
-	srv := &server.Server{M: m, A: server.Local{M: m}, LongPoll: *longPoll, MaxBody: *maxBody}
-	ln, err := net.Listen("tcp", *addr)
+	c, err := node.Start(node.Options{Voters: *cluster, Dir: *data, HTTPAddr: *addr, RaftAddr: *raftAddr,
+		LongPoll: *longPoll, MaxBody: *maxBody})
 	if err != nil {
-		log.Fatal(err)
+		log.Fatalf("streamd: %v", err)
 	}
-	fmt.Fprintf(os.Stderr, "streamd: serving on http://%s%s\n", ln.Addr(), server.Prefix)
-	log.Fatal(http.Serve(ln, srv))
+	for _, nd := range c.Nodes {
+		fmt.Fprintf(os.Stderr, "streamd: voter %s serving on %s/v1/stream/\n", nd.ID, nd.URL)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	<-sig
+	if err := c.Close(); err != nil {
+		log.Fatalf("streamd: close: %v", err)
+	}
 }

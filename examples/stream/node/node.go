@@ -1,0 +1,249 @@
+// Package node runs the epoch-fenced stream as a Raft group: each voter is a
+// stream.Machine replicated by a replica.Group and served over HTTP by a
+// server.Server. One voter or three run in one process, on loopback.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/ownership-book/ownership/examples/replica"
+	"github.com/ownership-book/ownership/examples/stream"
+	"github.com/ownership-book/ownership/examples/stream/server"
+)
+
+// Options configures a cluster. Zero values select the defaults noted.
+type Options struct {
+	// Voters is 1 (default) or 3.
+	Voters int
+	// Dir holds each voter's Raft log, stable store and snapshots in
+	// Dir/<ID>; "" keeps them in memory (lost on exit).
+	Dir string
+	// HTTPAddr is voter A's HTTP address; B and C listen on the next ports.
+	// Port 0 gives each voter a free port. Default "127.0.0.1:0".
+	HTTPAddr string
+	// RaftAddr is voter A's Raft transport address; B and C use the next
+	// ports. Port 0 gives each voter a free port, which suits a cluster that
+	// is not restarted; a durable cluster of three restarted later needs
+	// fixed ports. Default "127.0.0.1:0".
+	RaftAddr string
+	// LongPoll, MaxBody: see server.Server.
+	LongPoll time.Duration
+	MaxBody  int64
+	// Raft timing (see replica.Config); zero: hashicorp/raft's defaults.
+	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
+}
+
+// Node is one voter: its machine, its Raft group and its HTTP server.
+type Node struct {
+	ID      string
+	URL     string // base URL, e.g. http://127.0.0.1:4437
+	Machine *stream.Machine
+	Group   *replica.Group
+	Server  *server.Server
+	ln      net.Listener
+	http    *http.Server
+}
+
+// Cluster is the voters of one stream group.
+type Cluster struct {
+	Nodes []*Node
+	byID  map[string]*Node
+}
+
+// addrs returns n addresses: base, base+1, … (or n free ports when base's
+// port is 0).
+func addrs(base string, n int) ([]string, error) {
+	host, port, err := net.SplitHostPort(base)
+	if err != nil {
+		return nil, fmt.Errorf("address %q: %w", base, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("address %q: port %q is not a number", base, port)
+	}
+	out := make([]string, n)
+	for i := range out {
+		if p == 0 {
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = ln.Addr().String()
+			ln.Close()
+		} else {
+			out[i] = net.JoinHostPort(host, strconv.Itoa(p+i))
+		}
+	}
+	return out, nil
+}
+
+// Start opens the voters, starts their HTTP servers and waits until a leader
+// is known (at most 30s). Errors: bad addresses, ports in use, stores that
+// cannot be opened, no leader in time.
+func Start(opts Options) (*Cluster, error) {
+	n := opts.Voters
+	if n == 0 {
+		n = 1
+	}
+	if n != 1 && n != 3 {
+		return nil, fmt.Errorf("node: %d voters: want 1 or 3", n)
+	}
+	if opts.HTTPAddr == "" {
+		opts.HTTPAddr = "127.0.0.1:0"
+	}
+	if opts.RaftAddr == "" {
+		opts.RaftAddr = "127.0.0.1:0"
+	}
+	raftAddrs, err := addrs(opts.RaftAddr, n)
+	if err != nil {
+		return nil, fmt.Errorf("node: raft %w", err)
+	}
+	httpAddrs, err := addrs(opts.HTTPAddr, n)
+	if err != nil {
+		return nil, fmt.Errorf("node: http %w", err)
+	}
+	ids := []string{"A", "B", "C"}[:n]
+	var voters []replica.Peer
+	for i, id := range ids {
+		voters = append(voters, replica.Peer{ID: id, Address: raftAddrs[i]})
+	}
+	c := &Cluster{byID: map[string]*Node{}}
+	for i, id := range ids {
+		nd := &Node{ID: id, Machine: stream.NewMachine()}
+		cfg := replica.Config{ID: id, Bind: raftAddrs[i], Voters: voters,
+			HeartbeatTimeout: opts.HeartbeatTimeout, ElectionTimeout: opts.ElectionTimeout,
+			LeaderLeaseTimeout: opts.LeaderLeaseTimeout}
+		if opts.Dir != "" {
+			cfg.Dir = filepath.Join(opts.Dir, id)
+		}
+		g, err := replica.Open(cfg, nd.Machine)
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("node: %w", err)
+		}
+		nd.Group = g
+		c.Nodes = append(c.Nodes, nd)
+		c.byID[id] = nd
+		ln, err := net.Listen("tcp", httpAddrs[i])
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("node: voter %s: %w", id, err)
+		}
+		nd.ln = ln
+		nd.URL = "http://" + ln.Addr().String()
+		nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
+			Redirect: c.redirect, Forward: true}
+		nd.http = &http.Server{Handler: nd.Server}
+	}
+	for _, nd := range c.Nodes {
+		go nd.http.Serve(nd.ln)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Leader(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// applier is the server's view of a voter's group. During an election no
+// voter knows a leader; rather than refuse at once, a call that was refused
+// as "not the leader, leader unknown" (so nothing was proposed) waits up to
+// electionWait for a leader and then retries here or names the new leader.
+type applier struct{ g *replica.Group }
+
+const electionWait = 5 * time.Second
+
+func (a applier) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
+	for {
+		res, err := a.g.Apply(ctx, cmd)
+		if retry, err := a.retry(ctx, err); !retry {
+			return res, err
+		}
+	}
+}
+
+func (a applier) LeaderRead(ctx context.Context) error {
+	for {
+		err := a.g.LeaderRead(ctx)
+		if retry, err := a.retry(ctx, err); !retry {
+			return err
+		}
+	}
+}
+
+// retry reports whether to try again here; otherwise it returns the error to
+// report, with the leader named when one became known.
+func (a applier) retry(ctx context.Context, err error) (bool, error) {
+	var nl *replica.NotLeaderError
+	if !errors.As(err, &nl) || nl.Leader != "" {
+		return false, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, electionWait)
+	defer cancel()
+	leader, werr := a.g.WaitLeader(wctx)
+	if werr != nil {
+		return false, err
+	}
+	if leader == a.g.ID() {
+		return true, nil
+	}
+	return false, &replica.NotLeaderError{ID: a.g.ID(), Leader: leader}
+}
+
+// redirect maps a follower's NotLeaderError to the leader's base URL.
+func (c *Cluster) redirect(err error) (string, bool) {
+	var nl *replica.NotLeaderError
+	if !errors.As(err, &nl) || nl.Leader == "" {
+		return "", false
+	}
+	nd := c.byID[nl.Leader]
+	if nd == nil {
+		return "", false
+	}
+	return nd.URL, true
+}
+
+// Leader waits until some voter is leader and returns it.
+func (c *Cluster) Leader(ctx context.Context) (*Node, error) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		for _, nd := range c.Nodes {
+			if nd.Group != nil && nd.Group.IsLeader() {
+				return nd, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("node: no leader: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Close stops the HTTP servers and the voters.
+func (c *Cluster) Close() error {
+	var errs []error
+	for _, nd := range c.Nodes {
+		if nd.http != nil {
+			nd.http.Close()
+		} else if nd.ln != nil {
+			nd.ln.Close()
+		}
+	}
+	for _, nd := range c.Nodes {
+		if nd.Group != nil {
+			errs = append(errs, nd.Group.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
