@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
@@ -115,5 +116,32 @@ func TestCheckFragment(t *testing.T) {
 	err = checkFragment(d, block("func f() {\n\treturn 1 +\n}"))
 	if err == nil || err.Line != 42 || !strings.Contains(err.Msg, "does not parse") {
 		t.Fatalf("err = %v, want an error at book/ch.md:42", err)
+	}
+}
+
+func TestExamplePackages(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{
+		"examples/a/a.go", "examples/a/z.go", "examples/a/sub/s.go", "examples/a/testdata/t.go",
+		"examples/_skip/x.go", "examples/.hidden/x.go", "examples/nested/go.mod", "examples/nested/n.go",
+		"examples/onlytests/x_test.go", "examples/docs/README.md",
+	} {
+		writeFile(t, root, f, "package x\n")
+	}
+	got, err := examplePackages(root)
+	want := []string{"./examples/a", "./examples/a/sub", "./examples/onlytests"}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("examplePackages = %q, %v; want %q", got, err, want)
+	}
+	if got, err := examplePackages(t.TempDir()); err != nil || got != nil {
+		t.Errorf("without examples/: %q, %v", got, err)
+	}
+}
+
+func TestFmtDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{60 * time.Second: "60s", 4000 * time.Millisecond: "4s", 1500 * time.Millisecond: "1.5s", 10 * time.Minute: "600s"} {
+		if got := fmtDuration(d); got != want {
+			t.Errorf("fmtDuration(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -303,8 +303,9 @@ func errAt(d *expand.Doc, n int, format string, args ...any) *diag.Error {
 }
 
 // examplePackages returns "./examples/..." directories holding .go files,
-// sorted, skipping testdata and names starting with "." or "_" as the go
-// command does.
+// sorted, skipping testdata, names starting with "." or "_", and nested
+// modules (directories with their own go.mod), as "go list ./examples/..."
+// does. It reads directories only: listing packages starts no go process.
 func examplePackages(root string) ([]string, error) {
 	base := filepath.Join(root, "examples")
 	if _, err := os.Stat(base); os.IsNotExist(err) {
@@ -319,6 +320,9 @@ func examplePackages(root string) ([]string, error) {
 		if d.IsDir() {
 			n := d.Name()
 			if p != base && (n == "testdata" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
 				return filepath.SkipDir
 			}
 			return nil

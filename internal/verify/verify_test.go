@@ -385,7 +385,7 @@ func TestTranscriptRefusals(t *testing.T) {
 }
 
 func TestTranscriptTimeoutKillsProcessGroup(t *testing.T) {
-	chapter := "```console timeout=4s\n$ go run ./cmd/sleeper\npid [..]\n```\n"
+	chapter := "```console timeout=4000ms\n$ go run ./cmd/sleeper\npid [..]\n```\n"
 	root := fixture(t, chapter, nil)
 	// Build the sleeper first so that the timeout covers running it, not
 	// compiling it.
