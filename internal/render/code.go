@@ -123,6 +123,9 @@ func writeCode(w util.BufWriter, code string, ci codeInfo) {
 		opts = append(opts, chtml.HighlightLines(ci.HLLines))
 	}
 	f := chtml.New(opts...)
+	if dedentable[lang] {
+		code = dedent(code)
+	}
 	_, _ = w.WriteString(`<div class="code-block`)
 	if ci.Ignore {
 		_, _ = w.WriteString(` ignored`)
@@ -146,6 +149,40 @@ func writeCode(w util.BufWriter, code string, ci codeInfo) {
 	}
 	_, _ = w.Write(bytes.TrimRight(buf.Bytes(), "\n"))
 	_, _ = w.WriteString("</div>\n")
+}
+
+// dedentable lists the languages whose blocks lose their common leading
+// whitespace on the page (a region included from inside a function). Output
+// blocks (console, text) keep theirs: it is part of what a program printed.
+var dedentable = map[string]bool{"go": true, "golang": true, "json": true, "yaml": true, "toml": true, "sh": true, "bash": true}
+
+// dedent removes the longest common run of leading tabs and spaces from the
+// non-blank lines of code.
+func dedent(code string) string {
+	lines := strings.SplitAfter(code, "\n")
+	prefix := ""
+	first := true
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		ws := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if first {
+			prefix, first = ws, false
+			continue
+		}
+		for !strings.HasPrefix(ws, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	if prefix == "" {
+		return code
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(strings.TrimPrefix(l, prefix))
+	}
+	return b.String()
 }
 
 // parseHLLines parses "1,3-5" or "1 3-5" into ranges; bad parts are dropped.
@@ -186,9 +223,12 @@ func CSS() []byte {
 		var b bytes.Buffer
 		b.WriteString("/* Code highlighting: chroma styles " + LightStyle + " (light) and " + DarkStyle + " (dark). */\n")
 		b.Write(light.Bytes())
-		b.WriteString(scope(dark.String(), "[data-theme=dark] "))
+		// The light style colours token classes the dark one leaves to
+		// inheritance (punctuation, names): reset them first in dark mode.
+		reset := ".chroma span { color: inherit; background-color: transparent; font-weight: inherit; font-style: inherit; text-decoration: none }\n"
+		b.WriteString(scope(reset+dark.String(), "[data-theme=dark] "))
 		b.WriteString("@media (prefers-color-scheme: dark) {\n")
-		b.WriteString(scope(dark.String(), ":root:not([data-theme=light]) "))
+		b.WriteString(scope(reset+dark.String(), ":root:not([data-theme=light]) "))
 		b.WriteString("}\n")
 		cssText = b.Bytes()
 	})

@@ -305,3 +305,26 @@ func TestCodeBlankEdgesTrimmedAndEntitiesDecoded(t *testing.T) {
 		t.Errorf("leading blank lines kept:\n%s", pg.HTML)
 	}
 }
+
+func TestDedent(t *testing.T) {
+	cases := map[string]string{
+		"\tif x {\n\t\ty()\n\t}\n": "if x {\n\ty()\n}\n",
+		"\tx\n\n\ty\n":             "x\n\ny\n",
+		"x\n\ty\n":                 "x\n\ty\n",
+		"  \ta\n  b\n":             "\ta\nb\n",
+		"":                         "",
+	}
+	for in, want := range cases {
+		if got := dedent(in); got != want {
+			t.Errorf("dedent(%q) = %q, want %q", in, got, want)
+		}
+	}
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 1, "```console\n$ go run ./x\n    indented output\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(pg.HTML), "    indented output") {
+		t.Errorf("console output lost its indentation:\n%s", pg.HTML)
+	}
+}
