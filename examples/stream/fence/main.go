@@ -66,7 +66,7 @@ func show(out io.Writer, who, what string, resp *http.Response, headers ...strin
 			fmt.Fprintf(out, ", %s: %s", h, v)
 		}
 	}
-	fmt.Fprintln(out, )
+	fmt.Fprintln(out)
 }
 
 func main() {
