@@ -55,7 +55,14 @@ func blessFor(d *expand.Doc, blk Block, c Command, actual []string) (blessEdit, 
 func applyBless(root string, edits []blessEdit) ([]string, []*diag.Error) {
 	byFile := map[string][]blessEdit{}
 	var files []string
+	seen := map[string]bool{}
 	for _, e := range edits {
+		// A transcript included by two chapters yields the same edit twice.
+		id := fmt.Sprintf("%s\x00%d\x00%d\x00%s", e.File, e.From, e.To, strings.Join(e.Lines, "\n"))
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
 		if _, ok := byFile[e.File]; !ok {
 			files = append(files, e.File)
 		}
