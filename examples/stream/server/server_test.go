@@ -1,0 +1,159 @@
+package server
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ownership-book/ownership/examples/stream"
+)
+
+type req struct {
+	method, path string
+	h            map[string]string
+	body         string
+}
+
+func prod(epoch, seq string) map[string]string {
+	return map[string]string{"Content-Type": "text/plain", HeaderProducerID: "p",
+		HeaderProducerEpoch: epoch, HeaderProducerSeq: seq}
+}
+
+func newServer() (*Server, *stream.Machine) {
+	m := stream.NewMachine()
+	return &Server{M: m, A: Local{M: m}, MaxBody: 64, LongPoll: 50 * time.Millisecond,
+		Now: func() time.Time { return time.Unix(1_700_000_000, 0) }}, m
+}
+
+func do(t *testing.T, s *Server, r req) *httptest.ResponseRecorder {
+	t.Helper()
+	hr := httptest.NewRequest(r.method, "http://stream.test"+r.path, strings.NewReader(r.body))
+	for k, v := range r.h {
+		hr.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, hr)
+	return w
+}
+
+// TestProducerStatuses sends, after a fixed history, one request per row and
+// checks its status and the headers the protocol (or this book) promises
+// with it; a refused request must leave the state as it was.
+// Reference: PROTOCOL.md 5.2.1 "Response Codes (with Producer Headers)" and
+// "Response Headers"; 5.2 (400, 404, 409, 413); issue 3 (403 Producer-Outcome,
+// claim headers, 412 on a stale incarnation).
+func TestProducerStatuses(t *testing.T) {
+	history := []req{
+		{"PUT", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, ""},
+		{"POST", "/v1/stream/s", prod("7", "0"), "a0"},
+		{"POST", "/v1/stream/s", prod("7", "1"), "a1"},
+	}
+	tests := []struct {
+		name   string
+		r      req
+		status int
+		header map[string]string // "" value: header must be absent
+	}{
+		{"next seq", req{"POST", "/v1/stream/s", prod("7", "2"), "a2"}, 200,
+			map[string]string{HeaderProducerEpoch: "7", HeaderProducerSeq: "2"}},
+		{"duplicate reports highest accepted", req{"POST", "/v1/stream/s", prod("7", "0"), "a0"}, 204,
+			map[string]string{HeaderProducerEpoch: "7", HeaderProducerSeq: "1"}},
+		{"claim names the closed epoch", req{"POST", "/v1/stream/s", prod("8", "0"), "b0"}, 200,
+			map[string]string{HeaderProducerEpoch: "8", HeaderProducerSeq: "0",
+				HeaderProducerClosedEpoch: "7", HeaderProducerClosedSeq: "1"}},
+		{"older epoch fenced", req{"POST", "/v1/stream/s", prod("6", "0"), "z"}, 403,
+			map[string]string{HeaderProducerEpoch: "7", HeaderProducerOutcome: "epoch-closed", HeaderProducerSeq: ""}},
+		{"gap", req{"POST", "/v1/stream/s", prod("7", "5"), "x"}, 409,
+			map[string]string{HeaderProducerExpectedSeq: "2", HeaderProducerReceivedSeq: "5"}},
+		{"unknown producer gap expects 0", req{"POST", "/v1/stream/s",
+			map[string]string{"Content-Type": "text/plain", HeaderProducerID: "q", HeaderProducerEpoch: "0",
+				HeaderProducerSeq: "3"}, "x"}, 409,
+			map[string]string{HeaderProducerExpectedSeq: "0", HeaderProducerReceivedSeq: "3"}},
+		{"newer epoch not at seq 0", req{"POST", "/v1/stream/s", prod("8", "1"), "x"}, 400, nil},
+		{"partial producer headers", req{"POST", "/v1/stream/s",
+			map[string]string{"Content-Type": "text/plain", HeaderProducerID: "p", HeaderProducerEpoch: "7"}, "x"}, 400, nil},
+		{"empty producer id", req{"POST", "/v1/stream/s",
+			map[string]string{"Content-Type": "text/plain", HeaderProducerID: "", HeaderProducerEpoch: "7",
+				HeaderProducerSeq: "2"}, "x"}, 400, nil},
+		{"non-numeric epoch", req{"POST", "/v1/stream/s", prod("7x", "2"), "x"}, 400, nil},
+		{"leading zero seq", req{"POST", "/v1/stream/s", prod("7", "02"), "x"}, 400, nil},
+		{"negative seq", req{"POST", "/v1/stream/s", prod("7", "-1"), "x"}, 400, nil},
+		{"epoch above 2^53-1", req{"POST", "/v1/stream/s", prod("9007199254740992", "0"), "x"}, 400, nil},
+		{"epoch at 2^53-1", req{"POST", "/v1/stream/s", prod("9007199254740991", "0"), "x"}, 200,
+			map[string]string{HeaderProducerClosedEpoch: "7"}},
+		{"stale incarnation", req{"POST", "/v1/stream/s",
+			map[string]string{"Content-Type": "text/plain", HeaderIncarnation: "not-it"}, "x"}, 412, nil},
+		{"unknown stream", req{"POST", "/v1/stream/nope", prod("0", "0"), "x"}, 404, nil},
+		{"content type mismatch", req{"POST", "/v1/stream/s",
+			map[string]string{"Content-Type": "application/json"}, "1"}, 409, nil},
+		{"body over the limit", req{"POST", "/v1/stream/s", prod("7", "2"), strings.Repeat("x", 65)}, 413, nil},
+		{"empty body", req{"POST", "/v1/stream/s", prod("7", "2"), ""}, 400, nil},
+		{"malformed offset", req{"GET", "/v1/stream/s?offset=12", nil, ""}, 400, nil},
+		{"offset past the tail", req{"GET", "/v1/stream/s?offset=0000000000000000_0000000000000099", nil, ""}, 400, nil},
+		{"TTL with a plus sign", req{"PUT", "/v1/stream/t", map[string]string{HeaderTTL: "+5"}, ""}, 400, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, m := newServer()
+			for _, r := range history {
+				if w := do(t, s, r); w.Code >= 300 {
+					t.Fatalf("history %s %s: %d %s", r.method, r.path, w.Code, w.Body)
+				}
+			}
+			before, _ := m.Snapshot()
+			w := do(t, s, tt.r)
+			if w.Code != tt.status {
+				t.Fatalf("status %d (%s), want %d", w.Code, strings.TrimSpace(w.Body.String()), tt.status)
+			}
+			for k, v := range tt.header {
+				if got := w.Header().Get(k); got != v {
+					t.Errorf("%s: %q, want %q", k, got, v)
+				}
+			}
+			after, _ := m.Snapshot()
+			if w.Code >= 400 && !bytes.Equal(before, after) {
+				t.Errorf("a %d answer changed the state", w.Code)
+			}
+		})
+	}
+}
+
+// TestLongPollWakes checks that a long-poll waiting at the tail returns the
+// data of an append applied while it waits, and 204 when none comes.
+// Reference: PROTOCOL.md 5.7.
+func TestLongPollWakes(t *testing.T) {
+	s, _ := newServer()
+	s.LongPoll = 5 * time.Second
+	do(t, s, req{"PUT", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, ""})
+	done := make(chan *httptest.ResponseRecorder)
+	go func() {
+		done <- do(t, s, req{"GET", "/v1/stream/s?offset=now&live=long-poll", nil, ""})
+	}()
+	time.Sleep(20 * time.Millisecond)
+	do(t, s, req{"POST", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, "hi"})
+	w := <-done
+	if w.Code != 200 || w.Body.String() != "hi" {
+		t.Fatalf("long-poll: %d %q, want 200 \"hi\"", w.Code, w.Body)
+	}
+	s.LongPoll = 10 * time.Millisecond
+	w = do(t, s, req{"GET", "/v1/stream/s?offset=" + FormatOffset(2) + "&live=long-poll", nil, ""})
+	if w.Code != 204 || w.Header().Get(HeaderUpToDate) != "true" {
+		t.Fatalf("idle long-poll: %d, want 204 with %s", w.Code, HeaderUpToDate)
+	}
+}
+
+func TestOffsetRoundTrip(t *testing.T) {
+	for _, n := range []int64{0, 1, 41, 1 << 40} {
+		got, err := ParseOffset(FormatOffset(n))
+		if err != nil || got != n {
+			t.Errorf("ParseOffset(FormatOffset(%d)) = %d, %v", n, got, err)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1", "now", "0000000000000000_000000000000000x", "0000000000000001_0000000000000000"} {
+		if _, err := ParseOffset(bad); err == nil {
+			t.Errorf("ParseOffset(%q) succeeded", bad)
+		}
+	}
+}
