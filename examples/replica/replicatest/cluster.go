@@ -398,6 +398,27 @@ func (c *Cluster) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
 	}
 }
 
+// LeaderRead runs replica.Group.LeaderRead on the current leader, retrying
+// on another voter when leadership moves, and returns the leader's ID and
+// Machine: reads of that Machine now reflect every command acknowledged
+// before the call (Raft §8). Errors wrap ctx.Err().
+func (c *Cluster) LeaderRead(ctx context.Context) (id string, m replica.Machine, err error) {
+	for {
+		id, err := c.WaitLeader(ctx)
+		if err != nil {
+			return "", nil, err
+		}
+		if g, m := c.Voter(id); g != nil {
+			if err := g.LeaderRead(ctx); err == nil {
+				return id, m, nil
+			}
+		}
+		if err := sleep(ctx, 5*time.Millisecond); err != nil {
+			return "", nil, fmt.Errorf("replicatest: leader read: %w", err)
+		}
+	}
+}
+
 // WaitConverged waits until every running voter has applied every command
 // that was acknowledged before the call: it runs LeaderRead on the leader,
 // then polls until each running voter's Status().Applied reaches the
@@ -405,19 +426,13 @@ func (c *Cluster) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
 // wrap ctx.Err().
 func (c *Cluster) WaitConverged(ctx context.Context) error {
 	var target uint64
-	for {
-		id, err := c.WaitLeader(ctx)
+	for target == 0 {
+		id, _, err := c.LeaderRead(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("replicatest: converge: %w", err)
 		}
 		if g := c.Group(id); g != nil {
-			if err := g.LeaderRead(ctx); err == nil {
-				target = g.Status().Applied
-				break
-			}
-		}
-		if err := sleep(ctx, 5*time.Millisecond); err != nil {
-			return fmt.Errorf("replicatest: converge: %w", err)
+			target = g.Status().Applied
 		}
 	}
 	for {
