@@ -16,7 +16,8 @@
 //	c.WaitConverged(ctx)            // every running voter applied the same log
 //
 // Voters are named "A", "B", "C", … and their transport addresses equal
-// their names. The cluster is closed by tb.Cleanup.
+// their names. New closes the cluster with tb.Cleanup; Start leaves that to
+// the caller.
 package replicatest
 
 import (
@@ -79,17 +80,29 @@ type voter struct {
 	stores  *replica.Stores // nil with Options.Dir
 }
 
-// New starts a cluster of opts.Voters voters, each with a Machine from
-// newMachine(id), bootstraps it with all voters in the configuration, and
-// registers Close with tb.Cleanup. It calls tb.Fatal if a voter cannot start.
-// It does not wait for a leader (see WaitLeader).
+// New starts a cluster with Start, registers Close with tb.Cleanup, and
+// calls tb.Fatal if a voter cannot start. It does not wait for a leader (see
+// WaitLeader).
 func New(tb testing.TB, opts Options, newMachine func(id string) replica.Machine) *Cluster {
 	tb.Helper()
+	c, err := Start(opts, newMachine)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// Start starts a cluster of opts.Voters voters, each with a Machine from
+// newMachine(id), and bootstraps it with all voters in the configuration.
+// The caller must Close it. Errors: a voter count out of range, a voter
+// that cannot start (the others are then stopped).
+func Start(opts Options, newMachine func(id string) replica.Machine) (*Cluster, error) {
 	if opts.Voters == 0 {
 		opts.Voters = 3
 	}
 	if opts.Voters < 1 || opts.Voters > 26 {
-		tb.Fatalf("replicatest: Options.Voters = %d, want 1 to 26", opts.Voters)
+		return nil, fmt.Errorf("replicatest: Options.Voters = %d, want 1 to 26", opts.Voters)
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -116,15 +129,16 @@ func New(tb testing.TB, opts Options, newMachine func(id string) replica.Machine
 		}
 		c.voters[id] = v
 	}
-	tb.Cleanup(c.Close)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, id := range c.ids {
 		if err := c.start(id, peers); err != nil {
-			tb.Fatal(err)
+			c.mu.Unlock()
+			c.Close()
+			return nil, err
 		}
 	}
-	return c
+	c.mu.Unlock()
+	return c, nil
 }
 
 // start opens voter id with a fresh Machine and transport; c.mu is held.
@@ -463,7 +477,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Close stops every running voter. It is registered with tb.Cleanup by New;
+// Close stops every running voter. New registers it with tb.Cleanup;
 // calling it again does nothing.
 func (c *Cluster) Close() {
 	for _, id := range c.ids {
