@@ -161,7 +161,9 @@ var ErrNotLeader = errors.New("replica: not the leader")
 // unique serial number for this; the stream uses producer sequence numbers).
 var ErrOutcomeUnknown = errors.New("replica: outcome unknown")
 
-// ErrClosed is returned by calls on a closed Group.
+// ErrClosed is returned by calls on a closed Group. An Apply in flight when
+// the Group closes returns an error matching both ErrClosed and
+// ErrOutcomeUnknown: its command may still be committed by the others.
 var ErrClosed = errors.New("replica: group closed")
 
 // NotLeaderError is returned when a call that needs the leader reaches a
@@ -363,17 +365,18 @@ func (g *Group) LeaderRead(ctx context.Context) error {
 // readErr turns the write-side ErrOutcomeUnknown into plain errors: a read
 // that failed changed nothing, so its outcome is never "unknown".
 func readErr(err error) error {
-	if err == nil || errors.Is(err, ErrNotLeader) || errors.Is(err, ErrClosed) {
+	var ue *unknownError
+	if !errors.As(err, &ue) {
 		return err
 	}
-	var ue *unknownError
-	if errors.As(err, &ue) {
-		if errors.Is(ue.cause, raft.ErrLeadershipLost) {
-			return &NotLeaderError{ID: ue.id}
-		}
+	switch {
+	case errors.Is(ue.cause, raft.ErrLeadershipLost):
+		return &NotLeaderError{ID: ue.id}
+	case ue.cause == ErrClosed:
+		return ErrClosed
+	default:
 		return fmt.Errorf("replica: voter %s: read not confirmed: %w", ue.id, ue.cause)
 	}
-	return err
 }
 
 // wait waits for f or ctx and maps hashicorp/raft's errors to ours.

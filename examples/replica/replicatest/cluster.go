@@ -388,7 +388,8 @@ func (c *Cluster) WaitLeader(ctx context.Context) (string, error) {
 }
 
 // Apply proposes cmd on the current leader, retrying on another voter only
-// when the command was certainly not appended (replica.ErrNotLeader). Other
+// when the command was certainly not appended (replica.ErrNotLeader, or
+// replica.ErrClosed without replica.ErrOutcomeUnknown: a killed voter). Other
 // errors are returned as they are, including those wrapping
 // replica.ErrOutcomeUnknown: the caller decides whether to retry.
 func (c *Cluster) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
@@ -402,7 +403,8 @@ func (c *Cluster) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
 			continue
 		}
 		res, err := g.Apply(ctx, cmd)
-		if errors.Is(err, replica.ErrNotLeader) || errors.Is(err, replica.ErrClosed) {
+		if !errors.Is(err, replica.ErrOutcomeUnknown) &&
+			(errors.Is(err, replica.ErrNotLeader) || errors.Is(err, replica.ErrClosed)) {
 			if err := sleep(ctx, 5*time.Millisecond); err != nil {
 				return nil, err
 			}
