@@ -217,6 +217,9 @@ func (db *DB) merge(recs []record) (m merged, err error) {
 		if !diverged {
 			diverged = true
 			m.discarded = len(db.commits) - int(cursor)
+			if m.discarded > 0 {
+				db.discards++
+			}
 			db.commits = db.commits[:cursor]
 		}
 		db.commits = append(db.commits, r.commit())

@@ -78,6 +78,7 @@ type DB struct {
 	maxBatch  int
 	inflight  *batch // sent, answer not yet seen: resent unchanged
 	last      *batch // last acknowledged append in epoch (for probes)
+	discards  int    // how many times merge discarded pending commits
 	resetErr  *ResetError
 	listeners []func(error)
 	closed    bool
@@ -291,15 +292,17 @@ func (db *DB) OnReset(f func(error)) {
 // process (answer a client, send an email) only after Synced returned nil.
 //
 // Synced makes one attempt. It fails with an error wrapping ErrUnreachable if
-// the stream could not be reached (call it again), and with an error matching
-// ErrReset if the database reset, before or during the call.
+// the stream could not be reached (call it again), with an error matching
+// ErrReset if the database reset, before or during the call, and with
+// ErrDiscarded if a recovery during the call found another owner's commits
+// and discarded pending ones.
 func (db *DB) Synced(ctx context.Context) error {
 	db.mu.Lock()
 	if err := db.usable(); err != nil {
 		db.mu.Unlock()
 		return err
 	}
-	target := uint64(len(db.commits))
+	target, discards := uint64(len(db.commits)), db.discards
 	db.mu.Unlock()
 
 	db.rmu.Lock()
@@ -317,8 +320,11 @@ func (db *DB) Synced(ctx context.Context) error {
 		return err
 	}
 	db.mu.Lock()
-	done := db.ackIndex >= target
+	done, discarded := db.ackIndex >= target, db.discards != discards
 	db.mu.Unlock()
+	if discarded {
+		return fmt.Errorf("%s: synced: %w", db.dir, ErrDiscarded)
+	}
 	if !done {
 		return fmt.Errorf("%s: synced: commit %d not acknowledged", db.dir, target)
 	}

@@ -24,6 +24,11 @@ var ErrFenced = errors.New("fenced by a newer owner")
 // claim races in a row (seed: "claim_races").
 var ErrClaimRaces = errors.New("claim races")
 
+// ErrDiscarded is returned by a Synced during which a recovery found that
+// another owner had written, so that commits made before the call were
+// discarded (seed: Taking a database over, "the rest is discarded").
+var ErrDiscarded = errors.New("pending commits discarded: another owner wrote first")
+
 // ErrClosed is returned by operations of a DB after Close.
 var ErrClosed = errors.New("database closed")
 

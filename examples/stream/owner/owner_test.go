@@ -474,6 +474,34 @@ func TestClaimsNobodyAskedFor(t *testing.T) {
 		}
 	})
 
+	t.Run("forgotten twice, another owner wrote in between", func(t *testing.T) {
+		// With the producer forgotten, B's claim of epoch 2 and A's claim
+		// nobody asked for, also of epoch 2, both apply. A's recovery finds
+		// B's commit where its pending one should be, discards its own, and
+		// Synced says so instead of returning nil.
+		ts := newTestStream(t)
+		a, _ := ts.mustOpen(t.TempDir(), "A")
+		a.Put("a", "1")
+		a.Synced(bg)
+		a.Put("mine", "lost")
+		ts.forgetProducer()
+		b, _ := ts.mustOpen(t.TempDir(), "B")
+		b.Put("x", "9")
+		if err := b.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		ts.forgetProducer()
+		if err := a.Synced(bg); !errors.Is(err, ErrDiscarded) {
+			t.Fatalf("Synced = %v, want ErrDiscarded", err)
+		}
+		if got := keys(commitsOf(t, a)); got != "a=1 x=9" {
+			t.Errorf("A's copy = %q, want the stream's a=1 x=9", got)
+		}
+		if got := keys(ts.history()); got != "a=1 x=9" {
+			t.Errorf("stream %q", got)
+		}
+	})
+
 	t.Run("forgotten, and a newer owner came first", func(t *testing.T) {
 		ts := newTestStream(t)
 		var evs []Event
