@@ -14,7 +14,7 @@ import (
 
 // testBook builds a two-chapter book in a temporary repository with one
 // example file, without going through book.Load.
-func testBook(t *testing.T) *book.Book {
+func testBook(t testing.TB) *book.Book {
 	t.Helper()
 	root := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(root, "examples", "stream"), 0o755))
@@ -34,7 +34,7 @@ func testBook(t *testing.T) *book.Book {
 	}
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -150,6 +150,21 @@ func TestServeReloadsAndReportsErrors(t *testing.T) {
 	if _, body := get(t, base+"/"); !strings.Contains(body, "second") {
 		t.Errorf("after a good build the page is %q", body)
 	}
+	// A folder created after the start is watched too.
+	sub := filepath.Join(root, "book", "part")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if name, _ := ev.next(t); name != "reload" {
+		t.Fatalf("after mkdir: event %q, want reload", name)
+	}
+	time.Sleep(100 * time.Millisecond) // let the watcher add the new folder
+	if err := os.WriteFile(filepath.Join(sub, "new.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if name, _ := ev.next(t); name != "reload" {
+		t.Fatalf("after a write in a new folder: event %q, want reload", name)
+	}
 	if code, _ := get(t, base+"/missing.html"); code != 404 {
 		t.Errorf("missing page: status %d", code)
 	}
@@ -164,7 +179,7 @@ func TestServeReloadsAndReportsErrors(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 	out := log.String()
-	for _, want := range []string{"bookgen: serving", "build 1: 1 page", "build 2 failed", "book/ch.md:1: bad chapter", "build 3: 1 page", "changed: book/ch.md"} {
+	for _, want := range []string{"bookgen: serving", "build 1: 1 page", "build 2 failed", "book/ch.md:1: bad chapter", "build 3: 1 page", "changed: book/ch.md", "changed: book/part/new.md"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}

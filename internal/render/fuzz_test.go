@@ -1,0 +1,35 @@
+package render
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzRender checks that any chapter text renders without a panic, that
+// rendering is deterministic, and that a failure is a positioned error.
+func FuzzRender(f *testing.F) {
+	for _, s := range []string{
+		"# T\n\n## A {#a}\n\n[x](ownership.md#a)\n",
+		"```go hl_lines=\"1-2 9\" linenos\npackage p\n```\n",
+		"```console timeout=1s\n$ go run ./x\n...\n```\n",
+		"[bad](../../../x) [r](../examples/stream/state.go#L3)\n",
+		"Term\n: def\n\n| a |\n|---|\n| b |\n\n[^1]\n\n[^1]: n\n",
+	} {
+		f.Add(s)
+	}
+	b := testBook(f)
+	f.Fuzz(func(t *testing.T, md string) {
+		r := New(b)
+		p1, err1 := r.Render(doc(b, 1, md))
+		p2, err2 := New(b).Render(doc(b, 1, md))
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("errors differ: %v / %v", err1, err2)
+		}
+		if err1 != nil {
+			return
+		}
+		if !bytes.Equal(p1.HTML, p2.HTML) {
+			t.Fatal("output not deterministic")
+		}
+	})
+}
