@@ -10,7 +10,7 @@ import "fmt"
 // not authority: the actor's current state decides whether it confers any
 // (Actor.MayMutate), and a stale token does nothing.
 //
-// Rule source: seed "Ownership: epochs and fencing", Tokens are physical;
+// Rule source: chapter "Ownership: epochs and fencing", Tokens are physical;
 // authority is not. It is Chubby's sequencer (lock name, mode, generation
 // number; Burrows, OSDI 2006, section 2.4) without the mode.
 type Token struct {

@@ -19,7 +19,7 @@ func mustActor(t *testing.T, s State) *Actor {
 
 // An actor created Owned has its owner's token; Acquire is the only
 // transition that issues one, and issued tokens are never removed.
-// Reference: seed "Ownership: epochs and fencing", Tokens are physical;
+// Reference: chapter "Ownership: epochs and fencing", Tokens are physical;
 // authority is not.
 func TestActorHandoverIssuesTokens(t *testing.T) {
 	a := mustActor(t, ownedA)
@@ -94,7 +94,7 @@ func TestActorRefusalChangesNothing(t *testing.T) {
 }
 
 // Authorize names why a token confers no authority.
-// Reference: seed "Ownership: epochs and fencing", Tokens are physical;
+// Reference: chapter "Ownership: epochs and fencing", Tokens are physical;
 // authority is not (stale tokens exist and are inert; no transition mints a
 // token, so a token the actor never issued is refused).
 func TestAuthorize(t *testing.T) {

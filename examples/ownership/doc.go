@@ -8,7 +8,7 @@
 // the code around it (the ownership service wraps an Actor in a mutex and
 // replicates its Commands through Raft).
 //
-// An actor is always in exactly one of three shapes (seed: Ownership chapter,
+// An actor is always in exactly one of three shapes (chapter "Ownership: epochs and fencing",
 // "The state machine"):
 //
 //	Owned        {Owner, Epoch}

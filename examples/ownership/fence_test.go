@@ -7,7 +7,7 @@ import (
 
 // Authority is one predicate, true only in Owned, for the owner, at the
 // owner's epoch; nobody has authority in the middle of a handover.
-// Reference: seed "Ownership: epochs and fencing", Who may mutate.
+// Reference: chapter "Ownership: epochs and fencing", Who may mutate.
 func TestMayMutate(t *testing.T) {
 	cases := []struct {
 		s     State
@@ -37,7 +37,7 @@ func TestMayMutate(t *testing.T) {
 
 // While Transferring the current epoch is the new one, which makes the
 // outgoing owner stale at once; a server admits e iff e >= current epoch.
-// Reference: seed "Ownership: epochs and fencing", Who may mutate.
+// Reference: chapter "Ownership: epochs and fencing", Who may mutate.
 func TestCurrentEpochAndValidFence(t *testing.T) {
 	cases := []struct {
 		s       State

@@ -27,7 +27,7 @@ type ActorID string
 // Transferring or Unowned; the interface is sealed, so no other type can be a
 // State. The zero State (nil) is not a valid state.
 //
-// Rule source: seed "Ownership: epochs and fencing", The state machine.
+// Rule source: chapter "Ownership: epochs and fencing", The state machine.
 type State interface {
 	fmt.Stringer
 	isState()
@@ -61,15 +61,15 @@ func (Owned) isState()        {}
 func (Transferring) isState() {}
 func (Unowned) isState()      {}
 
-// String formats s as Owned(A, 41), the seed's notation.
+// String formats s as Owned(A, 41), the book's notation.
 func (s Owned) String() string { return fmt.Sprintf("Owned(%s, %d)", s.Owner, s.Epoch) }
 
-// String formats s as Transferring(A, B, 41, 42), the seed's notation.
+// String formats s as Transferring(A, B, 41, 42), the book's notation.
 func (s Transferring) String() string {
 	return fmt.Sprintf("Transferring(%s, %s, %d, %d)", s.From, s.To, s.OldEpoch, s.NewEpoch)
 }
 
-// String formats s as Unowned(42, B), the seed's notation.
+// String formats s as Unowned(42, B), the book's notation.
 func (s Unowned) String() string { return fmt.Sprintf("Unowned(%d, %s)", s.Epoch, s.IntendedOwner) }
 
 // Validate reports whether s is a shape the transitions can produce: a

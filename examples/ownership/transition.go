@@ -34,7 +34,7 @@ func (e *exhaustedError) Is(target error) bool { return target == ErrEpochExhaus
 // the owner; *InvalidNodeError if to is empty or is the owner itself;
 // ErrEpochExhausted if the epoch is MaxEpoch.
 //
-// Rule source: seed "Ownership: epochs and fencing", The state machine
+// Rule source: chapter "Ownership: epochs and fencing", The state machine
 // ("the epoch advances at the start of a handover, not the end").
 func BeginTransfer(s State, caller, to NodeID) (State, error) {
 	if err := Validate(s); err != nil {
@@ -68,7 +68,7 @@ func BeginTransfer(s State, caller, to NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Transferring; *WrongNodeError if caller
 // is not From.
 //
-// Rule source: seed "Ownership: epochs and fencing", The state machine.
+// Rule source: chapter "Ownership: epochs and fencing", The state machine.
 func CompleteRelease(s State, caller NodeID) (State, error) {
 	if err := Validate(s); err != nil {
 		return s, err
@@ -95,7 +95,7 @@ func CompleteRelease(s State, caller NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Unowned; *WrongNodeError if caller is
 // not the intended owner.
 //
-// Rule source: seed "Ownership: epochs and fencing", The state machine.
+// Rule source: chapter "Ownership: epochs and fencing", The state machine.
 func Acquire(s State, caller NodeID) (State, error) {
 	if err := Validate(s); err != nil {
 		return s, err
@@ -130,7 +130,7 @@ func Acquire(s State, caller NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Transferring (a handover that already
 // reached Unowned is taken back with Revoke); ErrEpochExhausted.
 //
-// Rule source: seed "Ownership: epochs and fencing", What the proofs assume
+// Rule source: chapter "Ownership: epochs and fencing", What the proofs assume
 // ("an abort burns another epoch, so a grant for the abandoned epoch is
 // already stale on arrival").
 func Abort(s State) (State, error) {
@@ -161,7 +161,7 @@ func Abort(s State) (State, error) {
 //
 // Errors: *InvalidNodeError if next is empty; ErrEpochExhausted.
 //
-// Rule source: seed "Ownership: epochs and fencing", What the proofs assume
+// Rule source: chapter "Ownership: epochs and fencing", What the proofs assume
 // ("failure detection is unreliable ... safety comes from the epoch bump").
 func Revoke(s State, next NodeID) (State, error) {
 	if err := Validate(s); err != nil {

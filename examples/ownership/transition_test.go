@@ -71,7 +71,7 @@ func runTransitionCases(t *testing.T, cases []transitionCase) {
 
 // BeginTransfer is defined only in Owned, only for the owner, and allocates
 // epoch+1 at once: Owned(A, 41) -> Transferring(A, B, 41, 42).
-// Reference: seed "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", The state machine.
 func TestBeginTransfer(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "owner A to B", in: ownedA, apply: beginTransfer("A", "B"), want: transferringA},
@@ -100,7 +100,7 @@ func TestBeginTransfer(t *testing.T) {
 
 // CompleteRelease is defined only in Transferring, only for the outgoing
 // owner, and allocates no epoch: Transferring(A, B, 41, 42) -> Unowned(42, B).
-// Reference: seed "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", The state machine.
 func TestCompleteRelease(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "outgoing owner A", in: transferringA, apply: completeRelease("A"), want: unownedB},
@@ -119,7 +119,7 @@ func TestCompleteRelease(t *testing.T) {
 
 // Acquire is defined only in Unowned, only for the intended owner, and keeps
 // the epoch: Unowned(42, B) -> Owned(B, 42).
-// Reference: seed "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", The state machine.
 func TestAcquire(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "intended owner B", in: unownedB, apply: acquire("B"), want: Owned{Owner: "B", Epoch: 42}},
@@ -139,7 +139,7 @@ func TestAcquire(t *testing.T) {
 // An abort is defined only in Transferring and burns another epoch, so that a
 // grant for the abandoned epoch is stale on arrival; the actor goes back to
 // the outgoing owner, unowned: Transferring(A, B, 41, 42) -> Unowned(43, A).
-// Reference: seed "Ownership: epochs and fencing", What the proofs assume.
+// Reference: chapter "Ownership: epochs and fencing", What the proofs assume.
 func TestAbort(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "mid handover", in: transferringA, apply: Abort, want: Unowned{Epoch: 43, IntendedOwner: "A"}},
@@ -161,7 +161,7 @@ func TestAbort(t *testing.T) {
 // The coordinator's revoke forces any state to Unowned at a fresh epoch with
 // the node it names as intended owner; a revoke may fire at a healthy owner,
 // and safety comes from the epoch bump.
-// Reference: seed "Ownership: epochs and fencing", What the proofs assume.
+// Reference: chapter "Ownership: epochs and fencing", What the proofs assume.
 func TestRevoke(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "owned, to another node", in: ownedA, apply: revoke("C"), want: Unowned{Epoch: 42, IntendedOwner: "C"}},
@@ -177,7 +177,7 @@ func TestRevoke(t *testing.T) {
 }
 
 // Every transition refuses a state no transition can produce, and returns it
-// unchanged. Reference: seed "Ownership: epochs and fencing", The state machine
+// unchanged. Reference: chapter "Ownership: epochs and fencing", The state machine
 // (an actor is in exactly one of three states).
 func TestTransitionsRefuseInvalidStates(t *testing.T) {
 	invalid := []State{
@@ -214,8 +214,8 @@ func TestTransitionsRefuseInvalidStates(t *testing.T) {
 	}
 }
 
-// States print in the seed's notation.
-// Reference: seed "Ownership: epochs and fencing", The state machine.
+// States print in the book's notation.
+// Reference: chapter "Ownership: epochs and fencing", The state machine.
 func TestStateString(t *testing.T) {
 	for s, want := range map[State]string{
 		ownedA:        "Owned(A, 41)",
