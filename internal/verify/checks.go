@@ -206,12 +206,6 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 			fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d and printed no \"exit status N\" line; not blessed", c.Text, res.ExitCode)
 			return
 		}
-		if same {
-			// Only the exit status was wrong, and the output already shows
-			// it: nothing to rewrite.
-			store()
-			return
-		}
 		edit, err := blessFor(d, blk, c, actual)
 		if err != nil {
 			fail(cmdLine, "", "$ %s: %v", c.Text, err)
