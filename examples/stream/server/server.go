@@ -94,8 +94,10 @@ type Server struct {
 	LongPoll time.Duration
 	// SSELifetime is how long an SSE response stays open (default 60s).
 	SSELifetime time.Duration
-	// MaxBody is the largest request body in bytes (default 16 MiB); a
-	// larger one gets 413.
+	// MaxBody is the largest request body in bytes (default 1 MiB); a
+	// larger one gets 413. One append is one Raft log entry, and a voter
+	// busy storing a very large entry can miss heartbeats long enough to
+	// lose its leadership, so the default is modest.
 	MaxBody int64
 	// MaxRead is about the most bytes one catch-up read returns (default
 	// 1 MiB).
@@ -126,7 +128,7 @@ func (s *Server) maxBody() int64 {
 	if s.MaxBody > 0 {
 		return s.MaxBody
 	}
-	return 16 << 20
+	return 1 << 20
 }
 
 var exposed = strings.Join([]string{HeaderNextOffset, HeaderUpToDate, HeaderClosed, HeaderCursor, HeaderTTL,
@@ -679,11 +681,33 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, name string) {
 		httpError(w, http.StatusBadRequest, "stream %q: live=%s needs an offset", name, live)
 		return
 	}
-	if !s.leaderRead(w, r) {
+	// Malformed input is refused before anything reaches the log.
+	var parsed int64
+	if v := q.Get("offset"); hasOffset && v != "-1" && v != "now" {
+		n, err := ParseOffset(v)
+		if err != nil {
+			httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+			return
+		}
+		parsed = n
+	}
+	// Every read is a leader read. For a stream with a sliding TTL the read
+	// must also be recorded in the log (PROTOCOL.md 5.1: a read resets the
+	// countdown); that write, applied here, is itself the leader read, since
+	// the leader applies it after everything committed before it.
+	if pre, o := s.M.Stat(name, s.now().UnixNano()); o == "" && pre.TTL >= 0 {
+		res, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpTouch, Stream: name}, nil)
+		if !ok {
+			return
+		}
+		if res.Outcome != stream.Touched {
+			writeRefusal(w, res)
+			return
+		}
+	} else if !s.leaderRead(w, r) {
 		return
 	}
-	now := s.now().UnixNano()
-	info, o := s.M.Stat(name, now)
+	info, o := s.M.Stat(name, s.now().UnixNano())
 	if o != "" {
 		httpError(w, statusOf(o), "stream %q: %s", name, o)
 		return
@@ -696,18 +720,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, name string) {
 	case v == "now":
 		off, atNow = info.Tail, true
 	default:
-		n, err := ParseOffset(v)
-		if err != nil {
-			httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
-			return
-		}
-		off = n
-	}
-	if info.TTL >= 0 {
-		// A read slides the TTL (PROTOCOL.md 5.1): record it in the log.
-		if _, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpTouch, Stream: name}, nil); !ok {
-			return
-		}
+		off = parsed
 	}
 	switch live {
 	case "sse":

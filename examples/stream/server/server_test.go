@@ -49,6 +49,7 @@ func TestProducerStatuses(t *testing.T) {
 		{"PUT", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, ""},
 		{"POST", "/v1/stream/s", prod("7", "0"), "a0"},
 		{"POST", "/v1/stream/s", prod("7", "1"), "a1"},
+		{"PUT", "/v1/stream/ttl", map[string]string{"Content-Type": "text/plain", HeaderTTL: "3600"}, ""},
 	}
 	tests := []struct {
 		name   string
@@ -92,7 +93,8 @@ func TestProducerStatuses(t *testing.T) {
 		{"empty body", req{"POST", "/v1/stream/s", prod("7", "2"), ""}, 400, nil},
 		{"malformed offset", req{"GET", "/v1/stream/s?offset=12", nil, ""}, 400, nil},
 		{"offset past the tail", req{"GET", "/v1/stream/s?offset=0000000000000000_0000000000000099", nil, ""}, 400, nil},
-		{"TTL with a plus sign", req{"PUT", "/v1/stream/t", map[string]string{HeaderTTL: "+5"}, ""}, 400, nil},
+		{"malformed offset on a TTL stream", req{"GET", "/v1/stream/ttl?offset=x", nil, ""}, 400, nil},
+		{"TTL with a plus sign", req{"PUT", "/v1/stream/u", map[string]string{HeaderTTL: "+5"}, ""}, 400, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

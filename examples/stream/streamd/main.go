@@ -29,7 +29,7 @@ func main() {
 	data := flag.String("data", "", "data directory: Raft log, stable store and snapshots per voter (\"\": in memory)")
 	cluster := flag.Int("cluster", 1, "number of voters: 1 or 3")
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
-	maxBody := flag.Int64("max-body", 16<<20, "largest request body in bytes (larger: 413)")
+	maxBody := flag.Int64("max-body", 1<<20, "largest request body in bytes (larger: 413)")
 	flag.Parse()
 
 	c, err := node.Start(node.Options{Voters: *cluster, Dir: *data, HTTPAddr: *addr, RaftAddr: *raftAddr,
