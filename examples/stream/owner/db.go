@@ -291,12 +291,28 @@ func (db *DB) OnReset(f func(error)) {
 // process still the owner. It is the one rule for callers: act outside the
 // process (answer a client, send an email) only after Synced returned nil.
 //
-// Synced makes one attempt. It fails with an error wrapping ErrUnreachable if
-// the stream could not be reached (call it again), with an error matching
+// Without Options.Manual, Synced keeps trying while the stream cannot be
+// reached, until ctx is done. With Manual it makes one attempt. It fails with
+// an error wrapping ErrUnreachable if the stream could not be reached (call
+// it again), with an error matching
 // ErrReset if the database reset, before or during the call, and with
 // ErrDiscarded if a recovery during the call found another owner's commits
 // and discarded pending ones.
 func (db *DB) Synced(ctx context.Context) error {
+	for {
+		err := db.syncedOnce(ctx)
+		if db.opts.Manual || !errors.Is(err, ErrUnreachable) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%v)", err, ctx.Err())
+		case <-time.After(db.opts.RetryInterval):
+		}
+	}
+}
+
+func (db *DB) syncedOnce(ctx context.Context) error {
 	db.mu.Lock()
 	if err := db.usable(); err != nil {
 		db.mu.Unlock()

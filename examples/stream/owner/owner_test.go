@@ -780,10 +780,11 @@ func TestCopiesOfACache(t *testing.T) {
 }
 
 // TestBackgroundReplicator checks that without Options.Manual commits reach
-// the stream with no Synced call, and that Synced still works beside it.
+// the stream with no Synced call, that Synced still works beside it, and
+// that it waits out a partition until its context ends.
 func TestBackgroundReplicator(t *testing.T) {
 	ts := newTestStream(t)
-	c, _ := ts.client()
+	c, l := ts.client()
 	db, err := Open(bg, t.TempDir(), Options{Stream: c, ID: "A", RetryInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -805,5 +806,30 @@ func TestBackgroundReplicator(t *testing.T) {
 	}
 	if len(ts.history()) != 11 {
 		t.Errorf("stream holds %d commits, want 11", len(ts.history()))
+	}
+
+	// Partitioned, Synced waits for the stream instead of failing.
+	l.setDown(true)
+	db.Put("during", "partition")
+	done := make(chan error, 1)
+	go func() { done <- db.Synced(bg) }()
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("Synced returned %v while the stream was unreachable", err)
+	default:
+	}
+	l.setDown(false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(ts.history()) != 12 {
+		t.Errorf("stream holds %d commits, want 12", len(ts.history()))
+	}
+	ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
+	defer cancel()
+	l.setDown(true)
+	if err := db.Synced(ctx); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("Synced with a deadline while partitioned = %v, want ErrUnreachable", err)
 	}
 }
