@@ -155,6 +155,11 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 				lk.File, lk.Line = origin(d, lines.line(blockStart(n)))
 				pg.Links = append(pg.Links, *lk)
 			}
+		case *ast.Image:
+			if e := r.checkImage(chPath, string(n.Destination)); e != nil {
+				e.File, e.Line = origin(d, lines.line(blockStart(n)))
+				errs = append(errs, e)
+			}
 		}
 		return ast.WalkContinue, nil
 	})
@@ -232,6 +237,25 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		out += "#" + u.EscapedFragment()
 	}
 	return out, nil, nil
+}
+
+// checkImage accepts an image that is a URL or a file under book/ (the
+// site stage copies those); anything else would be missing from the site.
+func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
+	u, err := url.Parse(dest)
+	if dest == "" || err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {
+		return nil
+	}
+	repoPath := path.Join(path.Dir("book/"+chPath), u.Path)
+	if !strings.HasPrefix(repoPath, "book/") {
+		return &diag.Error{Msg: fmt.Sprintf("image %q is outside book/; only files under book/ are copied to the site", dest)}
+	}
+	if r.book.Root != "" {
+		if _, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath))); err != nil {
+			return &diag.Error{Msg: fmt.Sprintf("image %q names %s, which does not exist", dest, repoPath)}
+		}
+	}
+	return nil
 }
 
 // origin maps a 1-based line of the expanded Markdown to its source.

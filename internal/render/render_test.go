@@ -136,7 +136,7 @@ func TestLinksRewritten(t *testing.T) {
 	md := strings.Join([]string{
 		"[a](ownership.md) [b](ownership.md#rule) [c](part/deep.md)",
 		"[d](../examples/stream/state.go) [e](../examples/stream) [f](#local)",
-		"[g](https://example.com/x.md) [h](diagram.svg)",
+		"[g](https://example.com/x.md) [h](diagram.svg) ![i](diagram.svg) ![j](https://example.com/j.png)",
 	}, "\n") + "\n"
 	pg, err := New(b).Render(doc(b, 0, md))
 	if err != nil {
@@ -188,9 +188,11 @@ func TestRelativeLinkFromNestedChapter(t *testing.T) {
 func TestBadLinksNameFileAndLine(t *testing.T) {
 	b := testBook(t)
 	cases := map[string]string{
-		"missing file": "Intro.\n\nSee [x](../examples/nope.go).\n",
-		"not chapter":  "Intro.\n\nSee [x](other.md).\n",
-		"leaves repo":  "Intro.\n\nSee [x](../../outside.txt).\n",
+		"missing file":  "Intro.\n\nSee [x](../examples/nope.go).\n",
+		"not chapter":   "Intro.\n\nSee [x](other.md).\n",
+		"leaves repo":   "Intro.\n\nSee [x](../../outside.txt).\n",
+		"image outside": "Intro.\n\n![x](../examples/stream/state.go)\n",
+		"image missing": "Intro.\n\n![x](nope.png)\n",
 	}
 	for name, md := range cases {
 		t.Run(name, func(t *testing.T) {
