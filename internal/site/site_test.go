@@ -232,3 +232,21 @@ func TestDescribe(t *testing.T) {
 		t.Error("no fallback")
 	}
 }
+
+func TestIndexRedirectsToNestedFirstChapter(t *testing.T) {
+	b, pages := testBook(t)
+	b.Chapters[0].Path = "start/introduction.md"
+	pages[1].Links = nil
+	pages[0].Links = nil
+	out := filepath.Join(t.TempDir(), "site")
+	if _, err := Write(b, pages, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	index := read(t, filepath.Join(out, "index.html"))
+	if !strings.Contains(index, `<meta http-equiv="refresh" content="0; url=start/introduction.html">`) {
+		t.Errorf("index.html does not send the reader to the first chapter:\n%s", index)
+	}
+	if _, err := os.Stat(filepath.Join(out, "start", "introduction.html")); err != nil {
+		t.Error(err)
+	}
+}
