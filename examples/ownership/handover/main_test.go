@@ -42,7 +42,7 @@ func TestOutputMatchesGolden(t *testing.T) {
 
 // The transcript shows the rules the chapter states: the outgoing owner is
 // fenced from BeginTransfer on, and the abandoned epoch 43 is stale.
-// Reference: seed "Ownership: epochs and fencing", The state machine and
+// Reference: chapter "Ownership: epochs and fencing", The state machine and
 // What the proofs assume.
 func TestOutputShowsTheRules(t *testing.T) {
 	var out bytes.Buffer
