@@ -522,3 +522,40 @@ func TestExampleTestFailure(t *testing.T) {
 		t.Fatalf("errors = %v, want examples/other/broken_test.go:6", err)
 	}
 }
+
+// BenchmarkVerifyCached measures a verification answered entirely by the
+// cache (the prose-edit path of bookgen serve): re-hashing the files of
+// every entry's manifest, parsing the chapter's blocks, starting no process.
+func BenchmarkVerifyCached(b *testing.B) {
+	if _, err := exec.LookPath("go"); err != nil {
+		b.Skip("go command not found")
+	}
+	root := b.TempDir()
+	if out, err := exec.Command("cp", "-r", "testdata/fixture/.", root).CombinedOutput(); err != nil {
+		b.Fatalf("copy fixture: %v %s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte(passingChapter), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bk, err := book.Load(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs, err := expand.All(bk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := Verify(context.Background(), bk, docs, Options{}); err != nil {
+		b.Fatal(err)
+	}
+	calls := 0
+	opt := Options{exec: func(ctx context.Context, r Run) (Result, error) { calls++; return execProcess(ctx, r) }}
+	for b.Loop() {
+		if _, err := Verify(context.Background(), bk, docs, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if calls != 0 {
+		b.Fatalf("%d processes ran on a cached verification", calls)
+	}
+}
