@@ -84,10 +84,10 @@ type Config struct {
 
 	// Dir is the data directory. It holds raft.db (the raft-boltdb log and
 	// stable store: the term, the vote and the log, fsynced before a voter
-	// answers, as Raft §5 requires of persistent state) and snapshots/ (file
-	// snapshots of the Machine, Raft §7). A voter reopened with the same Dir
-	// recovers its state. "" keeps everything in memory (tests), unless
-	// Stores is set.
+	// answers, as Raft §5, Figure 2, requires of persistent state) and
+	// snapshots/ (file snapshots of the Machine, Raft §7). A voter reopened
+	// with the same Dir recovers its state. "" keeps everything in memory
+	// (tests), unless Stores is set.
 	Dir string
 
 	// Stores, if non-nil, replaces the stores Dir would open. The test
@@ -346,7 +346,8 @@ func (g *Group) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
 // and then commits a barrier entry in its own term and waits until the
 // Machine has applied it (Raft §8: a leader must have committed an entry of
 // its term and must check that it has not been deposed before answering a
-// read-only request; Ongaro's dissertation, 2014, §6.4).
+// read-only request; Diego Ongaro, "Consensus: Bridging Theory and
+// Practice", PhD dissertation, Stanford, 2014, §6.4).
 //
 // Errors: a *NotLeaderError when this voter is not (or no longer) the
 // leader; ctx.Err() when ctx ends first; ErrClosed after Close.

@@ -108,7 +108,8 @@ func cmds(prefix string, n int) []string {
 }
 
 // fast is the test timing for voters opened directly with Open: short, but
-// long enough for fsyncs on a busy disk.
+// long enough for fsyncs on a busy disk. REPLICA_DEBUG=1 prints raft's log
+// (Info level) to stderr.
 func fast(cfg replica.Config) replica.Config {
 	cfg.HeartbeatTimeout = 200 * time.Millisecond
 	cfg.ElectionTimeout = 200 * time.Millisecond

@@ -14,7 +14,7 @@ package stream_test
 //     names exactly where the closed epoch stopped;
 //   - the recorded client history is linearizable (porcupine), against a
 //     model of one stream with idempotent producers;
-//   - every voter holds the same state (Raft §5.3, State Machine Safety).
+//   - every voter holds the same state (Raft §5.4, State Machine Safety).
 //
 // Environment: STREAM_FAULT_SCHEDULES=n runs n schedules (default 6, 2 with
 // -short); STREAM_FAULT_SEED=s runs the schedules from seed s on.

@@ -254,7 +254,8 @@ var ErrUnknownVoter = errors.New("replicatest: unknown voter")
 
 // Kill crash-stops voter id: its links are cut first, so it sends nothing
 // more, then its Group is closed. Its stores keep what it had persisted,
-// which in Raft is everything it acknowledged (Raft §5, persistent state).
+// which in Raft is everything it acknowledged (Raft §5, Figure 2: persistent
+// state is on stable storage before a voter answers).
 // Killing a killed voter does nothing.
 func (c *Cluster) Kill(id string) error {
 	c.mu.Lock()
