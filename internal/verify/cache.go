@@ -187,18 +187,37 @@ type listPackage struct {
 	}
 }
 
+// listCall is one "go list" shared by the checks that need it.
+type listCall struct {
+	done chan struct{}
+	dirs []string
+	err  error
+}
+
 // localDirs runs "go list -e -deps -test -json args..." in root and returns
 // the repository-relative directories of the main module's packages in the
 // result: the packages named by args and every local package they or their
-// tests import.
+// tests import. Concurrent and repeated calls with the same arguments share
+// one go list run.
 func (v *verifier) localDirs(ctx context.Context, extra []string, args []string) ([]string, error) {
 	key := strings.Join(extra, "\x00") + "\x00" + strings.Join(args, "\x00")
 	v.mu.Lock()
-	if d, ok := v.listed[key]; ok {
-		v.mu.Unlock()
-		return d, nil
+	c, ok := v.listed[key]
+	if !ok {
+		c = &listCall{done: make(chan struct{})}
+		v.listed[key] = c
 	}
 	v.mu.Unlock()
+	if ok {
+		<-c.done
+		return c.dirs, c.err
+	}
+	c.dirs, c.err = v.goList(ctx, extra, args)
+	close(c.done)
+	return c.dirs, c.err
+}
+
+func (v *verifier) goList(ctx context.Context, extra []string, args []string) ([]string, error) {
 	cmd := append(append([]string{v.goCmd, "list"}, extra...), "-e", "-deps", "-test", "-json")
 	cmd = append(cmd, args...)
 	res, err := v.exec(ctx, Run{Args: cmd, Dir: v.root, Timeout: listTimeout})
@@ -230,9 +249,6 @@ func (v *verifier) localDirs(ctx context.Context, extra []string, args []string)
 		}
 	}
 	sort.Strings(dirs)
-	v.mu.Lock()
-	v.listed[key] = dirs
-	v.mu.Unlock()
 	return dirs, nil
 }
 

@@ -119,7 +119,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		opt:    opt,
 		goCmd:  opt.GoCmd,
 		exec:   opt.exec,
-		listed: map[string][]string{},
+		listed: map[string]*listCall{},
 	}
 	if v.goCmd == "" {
 		v.goCmd = "go"
@@ -235,7 +235,7 @@ type verifier struct {
 	verErr  error
 
 	mu     sync.Mutex // guards listed and logging
-	listed map[string][]string
+	listed map[string]*listCall
 }
 
 // job is one independent unit of work; it returns what it checked.
