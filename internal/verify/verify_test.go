@@ -385,7 +385,7 @@ func TestTranscriptRefusals(t *testing.T) {
 }
 
 func TestTranscriptTimeoutKillsProcessGroup(t *testing.T) {
-	chapter := "```console timeout=4000ms\n$ go run ./cmd/sleeper\npid [..]\n```\n"
+	chapter := "```console timeout=8000ms\n$ go run ./cmd/sleeper\npid [..]\n```\n"
 	root := fixture(t, chapter, nil)
 	// Build the sleeper first so that the timeout covers running it, not
 	// compiling it.
@@ -398,7 +398,7 @@ func TestTranscriptTimeoutKillsProcessGroup(t *testing.T) {
 	_, err := verifyRoot(t, root, Options{CacheDir: sharedCache})
 	elapsed := time.Since(start)
 	errs := only(t, err)
-	if len(errs) != 1 || errs[0].Line != 2 || !strings.Contains(errs[0].Msg, "timeout after 4s") {
+	if len(errs) != 1 || errs[0].Line != 2 || !strings.Contains(errs[0].Msg, "timeout after 8s") {
 		t.Fatalf("errors = %v, want a timeout at book/ch.md:2", err)
 	}
 	m := regexp.MustCompile(`pid (\d+)`).FindStringSubmatch(errs[0].Detail)
@@ -415,7 +415,7 @@ func TestTranscriptTimeoutKillsProcessGroup(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("verification with a 4s timeout took %v", elapsed)
+	t.Logf("verification with an 8s timeout took %v", elapsed)
 }
 
 func TestBless(t *testing.T) {
