@@ -159,3 +159,17 @@ func TestOffsetRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseOffset checks that ParseOffset accepts exactly what FormatOffset
+// makes.
+func FuzzParseOffset(f *testing.F) {
+	f.Add("0000000000000000_0000000000000042")
+	f.Add("-1")
+	f.Add("0000000000000000_000000000000004")
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseOffset(s)
+		if err == nil && FormatOffset(n) != s {
+			t.Fatalf("ParseOffset(%q) = %d, which formats as %q", s, n, FormatOffset(n))
+		}
+	})
+}

@@ -1,0 +1,66 @@
+package stream
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzAppendRefusalChangesNothing applies one arbitrary append after a fixed
+// history and checks the machine's promise: a refused command leaves the
+// state byte for byte as it was, and an accepted one moves the producer to
+// the request's (epoch, seq).
+// Reference: issue 3 ("bad input never changes state"); PROTOCOL.md 5.2.1.
+func FuzzAppendRefusalChangesNothing(f *testing.F) {
+	f.Add("p", uint64(7), uint64(2), []byte("x"), false, "text/plain", "")
+	f.Add("p", uint64(6), uint64(0), []byte("x"), false, "text/plain", "")
+	f.Add("p", uint64(8), uint64(0), []byte{}, true, "", "")
+	f.Add("q", uint64(0), uint64(3), []byte("x"), false, "application/json", "i")
+	f.Fuzz(func(t *testing.T, id string, epoch, seq uint64, data []byte, closeIt bool, ct, inc string) {
+		m := NewMachine()
+		m.ApplyCommand(create("s", "text/plain"))
+		m.ApplyCommand(appendP("s", "p", 7, 0, "a"))
+		m.ApplyCommand(appendP("s", "p", 7, 1, "b"))
+		before, _ := m.Snapshot()
+		c := Command{Op: OpAppend, Stream: "s", Now: t0, ContentType: ct, Close: closeIt,
+			Producer: &Producer{ID: id, Epoch: epoch, Seq: seq}, Incarnation: inc}
+		if len(data) > 0 {
+			c.Messages = [][]byte{data}
+		}
+		r := m.ApplyCommand(c)
+		after, _ := m.Snapshot()
+		switch r.Outcome {
+		case Appended, ClosedNow:
+			p := m.st.Streams["s"].Producers[id]
+			if p == nil || p.Epoch != epoch || p.LastSeq != seq {
+				t.Fatalf("%s: producer state %+v, want epoch %d seq %d", r.Outcome, p, epoch, seq)
+			}
+		default:
+			if !bytes.Equal(before, after) {
+				t.Fatalf("%s (%s) changed the state", r.Outcome, r.Message)
+			}
+		}
+	})
+}
+
+// FuzzDecodeCommand checks that arbitrary bytes never panic the machine and
+// that bytes which are not a command are refused without a change.
+func FuzzDecodeCommand(f *testing.F) {
+	f.Add(appendP("s", "p", 1, 0, "x").Encode())
+	f.Add([]byte(`{"op":"bogus"}`))
+	f.Add([]byte(`not json`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := NewMachine()
+		m.ApplyCommand(create("s", "text/plain"))
+		before, _ := m.Snapshot()
+		r, err := DecodeResult(m.Apply(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, derr := DecodeCommand(b); derr != nil {
+			after, _ := m.Snapshot()
+			if r.Outcome != BadRequest || !bytes.Equal(before, after) {
+				t.Fatalf("undecodable command: %s, state changed: %v", r.Outcome, !bytes.Equal(before, after))
+			}
+		}
+	})
+}
