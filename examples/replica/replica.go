@@ -169,7 +169,8 @@ var ErrClosed = errors.New("replica: group closed")
 // NotLeaderError is returned when a call that needs the leader reaches a
 // voter that is not leader. The command was not appended to the log. Leader
 // is the leader's server ID as this voter knows it, "" when unknown; clients
-// retry there (Raft §8). errors.Is(err, ErrNotLeader) holds.
+// retry there (Raft §8). Leader equals ID when this voter won an election
+// just after refusing: retry on it. errors.Is(err, ErrNotLeader) holds.
 type NotLeaderError struct {
 	ID     string // the voter that refused
 	Leader string
