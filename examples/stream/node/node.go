@@ -184,7 +184,13 @@ func (a applier) LeaderRead(ctx context.Context) error {
 // report, with the leader named when one became known.
 func (a applier) retry(ctx context.Context, err error) (bool, error) {
 	var nl *replica.NotLeaderError
-	if !errors.As(err, &nl) || nl.Leader != "" {
+	if !errors.As(err, &nl) {
+		return false, err
+	}
+	if nl.Leader == a.g.ID() {
+		return true, nil // it won an election just after refusing: retry here
+	}
+	if nl.Leader != "" {
 		return false, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, electionWait)
