@@ -162,19 +162,22 @@ type applier struct{ g *replica.Group }
 
 const electionWait = 5 * time.Second
 
+// maxRetries bounds the retries of one call on this voter.
+const maxRetries = 5
+
 func (a applier) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
-	for {
+	for i := 0; ; i++ {
 		res, err := a.g.Apply(ctx, cmd)
-		if retry, err := a.retry(ctx, err); !retry {
+		if retry, err := a.retry(ctx, err); !retry || i == maxRetries {
 			return res, err
 		}
 	}
 }
 
 func (a applier) LeaderRead(ctx context.Context) error {
-	for {
+	for i := 0; ; i++ {
 		err := a.g.LeaderRead(ctx)
-		if retry, err := a.retry(ctx, err); !retry {
+		if retry, err := a.retry(ctx, err); !retry || i == maxRetries {
 			return err
 		}
 	}
