@@ -168,8 +168,12 @@ const maxRetries = 5
 func (a applier) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
 	for i := 0; ; i++ {
 		res, err := a.g.Apply(ctx, cmd)
-		if retry, err := a.retry(ctx, err); !retry || i == maxRetries {
-			return res, err
+		retry, rerr := a.retry(ctx, err)
+		if !retry {
+			return res, rerr
+		}
+		if i == maxRetries {
+			return nil, err
 		}
 	}
 }
@@ -177,7 +181,11 @@ func (a applier) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
 func (a applier) LeaderRead(ctx context.Context) error {
 	for i := 0; ; i++ {
 		err := a.g.LeaderRead(ctx)
-		if retry, err := a.retry(ctx, err); !retry || i == maxRetries {
+		retry, rerr := a.retry(ctx, err)
+		if !retry {
+			return rerr
+		}
+		if i == maxRetries {
 			return err
 		}
 	}
