@@ -58,7 +58,8 @@ func runBookgen(t *testing.T, dir string, args ...string) (stdout, stderr string
 
 // TestCommand runs the bookgen binary: errors print as file:line with exit
 // status 1; build writes the site and prints one summary line; test writes
-// no site; the root is found from a subfolder.
+// no site; test --bless rewrites a wrong transcript; the root is found from a
+// subfolder.
 func TestCommand(t *testing.T) {
 	t.Parallel()
 	bad := copyFixture(t, "unknown-anchor")
@@ -87,6 +88,25 @@ func TestCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(good, "public", "greet.html")); err != nil {
 		t.Error(err)
+	}
+
+	// --bless takes the real output into the chapter; then the book passes.
+	wrong := copyFixture(t, "wrong-transcript")
+	if _, _, code := runBookgen(t, wrong, "test"); code != 1 {
+		t.Fatalf("wrong transcript: exit %d, want 1", code)
+	}
+	if _, stderr, code := runBookgen(t, wrong, "test", "--bless"); code != 0 {
+		t.Fatalf("bookgen test --bless: exit %d\n%s", code, stderr)
+	}
+	ch, err := os.ReadFile(filepath.Join(wrong, "book", "ch.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ch), "$ go run ./examples/epoch\nepoch 4\n") {
+		t.Errorf("blessed chapter:\n%s", ch)
+	}
+	if _, stderr, code := runBookgen(t, wrong, "test"); code != 0 {
+		t.Errorf("after --bless: exit %d\n%s", code, stderr)
 	}
 
 	_, stderr, code = runBookgen(t, t.TempDir(), "build")
