@@ -861,7 +861,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off in
 	end := time.NewTimer(lifetime)
 	defer end.Stop()
 	flusher, _ := w.(http.Flusher)
-	started := false
+	started, sentControl := false, false
 	var binary bool
 	for {
 		changed := s.M.Changed(name)
@@ -897,9 +897,13 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off in
 		} else {
 			ctl["streamCursor"] = s.cursor(r.URL.Query().Get("cursor"))
 		}
-		if len(rr.Messages) > 0 || off == rr.Next {
+		// A control event follows every data event; with no data, only the
+		// first one (where the reader stands) and the closing one are sent,
+		// so a change that added nothing here (a TTL touch) stays silent.
+		if len(rr.Messages) > 0 || !sentControl || closedAtEnd {
 			cb, _ := json.Marshal(ctl)
 			fmt.Fprintf(w, "event: control\ndata:%s\n\n", cb)
+			sentControl = true
 		}
 		if flusher != nil {
 			flusher.Flush()
