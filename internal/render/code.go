@@ -105,6 +105,13 @@ type codeInfo struct {
 
 var langClass = regexp.MustCompile(`[^A-Za-z0-9_+-]`)
 
+// The formatters of blocks without highlighted lines are shared: a
+// formatter caches the CSS of its style, which is costly to build.
+var (
+	plainFormatter    = chtml.New(chtml.WithClasses(true), chtml.TabWidth(4))
+	numberedFormatter = chtml.New(chtml.WithClasses(true), chtml.TabWidth(4), chtml.WithLineNumbers(true))
+)
+
 // writeCode writes a highlighted code block:
 //
 //	<div class="code-block" data-lang="go">[<p class="code-note">…</p>]<pre class="chroma">…</pre></div>
@@ -115,14 +122,13 @@ func writeCode(w util.BufWriter, code string, ci codeInfo) {
 		lexer = lexers.Fallback
 	}
 	lexer = chroma.Coalesce(lexer)
-	opts := []chtml.Option{chtml.WithClasses(true), chtml.TabWidth(4)}
+	f := plainFormatter
 	if ci.LineNos {
-		opts = append(opts, chtml.WithLineNumbers(true))
+		f = numberedFormatter
 	}
 	if len(ci.HLLines) > 0 {
-		opts = append(opts, chtml.HighlightLines(ci.HLLines))
+		f = chtml.New(chtml.WithClasses(true), chtml.TabWidth(4), chtml.WithLineNumbers(ci.LineNos), chtml.HighlightLines(ci.HLLines))
 	}
-	f := chtml.New(opts...)
 	if dedentable[lang] {
 		code = dedent(code)
 	}
