@@ -832,6 +832,7 @@ func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, name string, o
 			h := w.Header()
 			h.Set(HeaderNextOffset, FormatOffset(rr.Tail))
 			h.Set(HeaderUpToDate, "true")
+			h.Set(HeaderIncarnation, rr.Incarnation)
 			h.Set(HeaderClosed, "true")
 			h.Set("Cache-Control", "no-store")
 			w.WriteHeader(http.StatusNoContent)
@@ -843,6 +844,7 @@ func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, name string, o
 			h := w.Header()
 			h.Set(HeaderNextOffset, FormatOffset(rr.Tail))
 			h.Set(HeaderUpToDate, "true")
+			h.Set(HeaderIncarnation, rr.Incarnation)
 			h.Set(HeaderCursor, s.cursor(r.URL.Query().Get("cursor")))
 			h.Set("Cache-Control", "no-store")
 			w.WriteHeader(http.StatusNoContent)
@@ -876,6 +878,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off in
 			started = true
 			h := w.Header()
 			h.Set("Content-Type", "text/event-stream")
+			h.Set(HeaderIncarnation, rr.Incarnation)
 			h.Set("Cache-Control", "no-cache")
 			ct := stream.MediaType(rr.ContentType)
 			binary = !(strings.HasPrefix(ct, "text/") || ct == "application/json")
