@@ -10,9 +10,10 @@ import "fmt"
 // not authority: the actor's current state decides whether it confers any
 // (Actor.MayMutate), and a stale token does nothing.
 //
-// Rule source: chapter "Ownership: epochs and fencing", Tokens are physical;
-// authority is not. It is Chubby's sequencer (lock name, mode, generation
-// number; Burrows, OSDI 2006, section 2.4) without the mode.
+// It is Chubby's sequencer without the lock mode (Mike Burrows, "The Chubby
+// lock service for loosely-coupled distributed systems", OSDI 2006, section
+// 2.4). Reference: chapter "Ownership: epochs and fencing", section "Tokens are
+// things; authority is a fact about the record".
 type Token struct {
 	Actor  ActorID `json:"actor"`
 	Epoch  Epoch   `json:"epoch"`

@@ -8,21 +8,22 @@
 // the code around it (the ownership service wraps an Actor in a mutex and
 // replicates its Commands through Raft).
 //
-// An actor is always in exactly one of three shapes (chapter "Ownership: epochs and fencing",
-// "The state machine"):
+// An actor is always in exactly one of three shapes (chapter "Ownership:
+// epochs and fencing", section "Three shapes"):
 //
 //	Owned        {Owner, Epoch}
 //	Transferring {From, To, OldEpoch, NewEpoch}
 //	Unowned      {Epoch, IntendedOwner}
 //
-// A handover is four transitions, and the epoch advances at its start:
+// A handover takes three transitions, and the first one already moves the
+// epoch:
 //
 //	Owned(A, 41)
-//	  | BeginTransfer(A -> B)     epoch 42 is allocated here
+//	  | BeginTransfer(A -> B)     allocates epoch 42
 //	Transferring(A, B, 41, 42)
 //	  | CompleteRelease(A)
 //	Unowned(42, B)
-//	  | Acquire(B)                B's token for epoch 42 is issued here
+//	  | Acquire(B)                issues B's token for epoch 42
 //	Owned(B, 42)
 //
 // Authority is the single predicate MayMutate, true only in Owned. A resource

@@ -8,7 +8,8 @@ package ownership
 // one epoch, at most one (node, epoch) pair satisfies it in any state:
 // exclusivity is a property of the shape, not of a count.
 //
-// Rule source: chapter "Ownership: epochs and fencing", Who may mutate.
+// Reference: chapter "Ownership: epochs and fencing", section "One predicate for
+// authority, one check for servers".
 func MayMutate(s State, node NodeID, epoch Epoch) bool {
 	o, ok := s.(Owned)
 	return ok && node == o.Owner && epoch == o.Epoch
@@ -23,7 +24,8 @@ func MayMutate(s State, node NodeID, epoch Epoch) bool {
 // stale from the moment the handover begins), the free epoch when Unowned.
 // It returns 0 for a nil State.
 //
-// Rule source: chapter "Ownership: epochs and fencing", Who may mutate.
+// Reference: chapter "Ownership: epochs and fencing", section "One predicate for
+// authority, one check for servers".
 func CurrentEpoch(s State) Epoch {
 	switch s := s.(type) {
 	case Owned:
@@ -45,8 +47,9 @@ func CurrentEpoch(s State) Epoch {
 // owner whose handover has begun already fails, because the current epoch is
 // then the new one.
 //
-// Rule source: chapter "Ownership: epochs and fencing", Who may mutate; Chubby's
-// sequencer check (Burrows, OSDI 2006, section 2.4, "Locks and sequencers").
+// Reference: the check a Chubby server makes on a sequencer (Mike Burrows,
+// "The Chubby lock service for loosely-coupled distributed systems", OSDI
+// 2006, section 2.4).
 func ValidFence(s State, e Epoch) bool {
 	return e >= CurrentEpoch(s)
 }

@@ -7,7 +7,8 @@ import (
 
 // Authority is one predicate, true only in Owned, for the owner, at the
 // owner's epoch; nobody has authority in the middle of a handover.
-// Reference: chapter "Ownership: epochs and fencing", Who may mutate.
+// Reference: chapter "Ownership: epochs and fencing", section "One predicate for
+// authority, one check for servers".
 func TestMayMutate(t *testing.T) {
 	cases := []struct {
 		s     State
@@ -35,9 +36,10 @@ func TestMayMutate(t *testing.T) {
 	}
 }
 
-// While Transferring the current epoch is the new one, which makes the
-// outgoing owner stale at once; a server admits e iff e >= current epoch.
-// Reference: chapter "Ownership: epochs and fencing", Who may mutate.
+// In Transferring, CurrentEpoch is already NewEpoch, so the outgoing owner's
+// epoch fails the fence from the first step; a server admits e iff e >= the
+// current epoch. Reference: chapter "Ownership: epochs and fencing", section "One
+// predicate for authority, one check for servers".
 func TestCurrentEpochAndValidFence(t *testing.T) {
 	cases := []struct {
 		s       State

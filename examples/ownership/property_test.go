@@ -83,7 +83,8 @@ func checkInvariants(t fataler, a *Actor, h *history) {
 	cur := CurrentEpoch(s)
 
 	// Exclusivity: at most one (node, epoch) pair may mutate, exactly one when
-	// Owned. Reference: chapter "Ownership: epochs and fencing", Who may mutate.
+	// Owned. Reference: chapter "Ownership: epochs and fencing", section "One
+	// predicate for authority, one check for servers".
 	epochs := map[Epoch]bool{cur: true, cur - 1: true, cur + 1: true, 0: true}
 	for _, tok := range a.Issued() {
 		epochs[tok.Epoch] = true
@@ -107,7 +108,8 @@ func checkInvariants(t fataler, a *Actor, h *history) {
 		}
 		// A token of an older epoch never passes the fence, and no issued
 		// token is newer than the current epoch.
-		// Reference: chapter "Ownership: epochs and fencing", Who may mutate.
+		// Reference: chapter "Ownership: epochs and fencing", section "One
+		// predicate for authority, one check for servers".
 		if tok.Epoch < cur && ValidFence(s, tok.Epoch) {
 			t.Fatalf("stale token %v passes ValidFence in %v", tok, s)
 		}
@@ -123,7 +125,8 @@ func checkInvariants(t fataler, a *Actor, h *history) {
 	}
 
 	// Every issued token stays issued: the set only grows.
-	// Reference: chapter "Ownership: epochs and fencing", Tokens are physical.
+	// Reference: chapter "Ownership: epochs and fencing", section "Tokens are
+	// things; authority is a fact about the record".
 	now := a.Issued()
 	if len(now) < len(h.issued) || !slices.Equal(now[:len(h.issued)], h.issued) {
 		t.Fatalf("issued set shrank or changed: had %v, now %v", h.issued, now)
@@ -158,7 +161,8 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 	b, a := before.CurrentEpoch(), after.CurrentEpoch()
 	if err != nil {
 		// An illegal transition leaves the state and the tokens unchanged.
-		// Reference: common brief, "a refused operation changes no state".
+		// Reference: chapter "Ownership: epochs and fencing", section "A handover,
+		// step by step".
 		if after.State() != before.State() || !slices.Equal(after.Issued(), before.Issued()) {
 			t.Fatalf("refused %v (%v) changed %v to %v", c, err, before.State(), after.State())
 		}
@@ -169,7 +173,8 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 	}
 	// The current epoch never decreases; it strictly increases on
 	// BeginTransfer, Abort and Revoke, and stays on CompleteRelease and Acquire.
-	// Reference: chapter "Ownership: epochs and fencing", The state machine.
+	// Reference: chapter "Ownership: epochs and fencing", sections "A handover,
+	// step by step" and "Abort and revoke".
 	switch c.Op {
 	case OpBeginTransfer, OpAbort, OpRevoke:
 		if a != b+1 {
@@ -197,8 +202,9 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 // properties hold after every step: never two nodes with authority, one owner
 // per epoch for all time, a monotone epoch, an only-growing issued set, stale
 // tokens fenced out, refused transitions without effect.
-// Reference: chapter "Ownership: epochs and fencing", The state machine, Who may
-// mutate, Tokens are physical; authority is not.
+// Reference: chapter "Ownership: epochs and fencing", sections "One predicate for
+// authority, one check for servers" and "Tokens are things; authority is a
+// fact about the record".
 func TestPropertyRandomTransitions(t *testing.T) {
 	var runs, steps, refused int
 	rapid.Check(t, func(rt *rapid.T) {
@@ -257,7 +263,7 @@ func TestPropertyRandomTransitions(t *testing.T) {
 
 // FuzzApply runs byte-chosen commands from Owned(A, 41) and checks the same
 // invariants after every step. Run with: go test -fuzz FuzzApply ./examples/ownership
-// Reference: chapter "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", section "Three shapes".
 func FuzzApply(f *testing.F) {
 	f.Add([]byte{0x01, 0x06, 0x07, 0x00, 0x0b})
 	f.Add([]byte("handover, abort, revoke"))

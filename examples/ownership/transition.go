@@ -34,8 +34,7 @@ func (e *exhaustedError) Is(target error) bool { return target == ErrEpochExhaus
 // the owner; *InvalidNodeError if to is empty or is the owner itself;
 // ErrEpochExhausted if the epoch is MaxEpoch.
 //
-// Rule source: chapter "Ownership: epochs and fencing", The state machine
-// ("the epoch advances at the start of a handover, not the end").
+// Reference: chapter "Ownership: epochs and fencing", section "The epoch moves first".
 func BeginTransfer(s State, caller, to NodeID) (State, error) {
 	if err := Validate(s); err != nil {
 		return s, err
@@ -68,7 +67,7 @@ func BeginTransfer(s State, caller, to NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Transferring; *WrongNodeError if caller
 // is not From.
 //
-// Rule source: chapter "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", section "A handover, step by step".
 func CompleteRelease(s State, caller NodeID) (State, error) {
 	if err := Validate(s); err != nil {
 		return s, err
@@ -95,7 +94,7 @@ func CompleteRelease(s State, caller NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Unowned; *WrongNodeError if caller is
 // not the intended owner.
 //
-// Rule source: chapter "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", section "A handover, step by step".
 func Acquire(s State, caller NodeID) (State, error) {
 	if err := Validate(s); err != nil {
 		return s, err
@@ -130,9 +129,7 @@ func Acquire(s State, caller NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Transferring (a handover that already
 // reached Unowned is taken back with Revoke); ErrEpochExhausted.
 //
-// Rule source: chapter "Ownership: epochs and fencing", What the proofs assume
-// ("an abort burns another epoch, so a grant for the abandoned epoch is
-// already stale on arrival").
+// Reference: chapter "Ownership: epochs and fencing", section "Abort and revoke".
 func Abort(s State) (State, error) {
 	if err := Validate(s); err != nil {
 		return s, err
@@ -161,8 +158,7 @@ func Abort(s State) (State, error) {
 //
 // Errors: *InvalidNodeError if next is empty; ErrEpochExhausted.
 //
-// Rule source: chapter "Ownership: epochs and fencing", What the proofs assume
-// ("failure detection is unreliable ... safety comes from the epoch bump").
+// Reference: chapter "Ownership: epochs and fencing", section "Abort and revoke".
 func Revoke(s State, next NodeID) (State, error) {
 	if err := Validate(s); err != nil {
 		return s, err

@@ -71,7 +71,8 @@ func runTransitionCases(t *testing.T, cases []transitionCase) {
 
 // BeginTransfer is defined only in Owned, only for the owner, and allocates
 // epoch+1 at once: Owned(A, 41) -> Transferring(A, B, 41, 42).
-// Reference: chapter "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", section "The epoch moves
+// first".
 func TestBeginTransfer(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "owner A to B", in: ownedA, apply: beginTransfer("A", "B"), want: transferringA},
@@ -100,7 +101,8 @@ func TestBeginTransfer(t *testing.T) {
 
 // CompleteRelease is defined only in Transferring, only for the outgoing
 // owner, and allocates no epoch: Transferring(A, B, 41, 42) -> Unowned(42, B).
-// Reference: chapter "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", section "A handover, step
+// by step".
 func TestCompleteRelease(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "outgoing owner A", in: transferringA, apply: completeRelease("A"), want: unownedB},
@@ -119,7 +121,8 @@ func TestCompleteRelease(t *testing.T) {
 
 // Acquire is defined only in Unowned, only for the intended owner, and keeps
 // the epoch: Unowned(42, B) -> Owned(B, 42).
-// Reference: chapter "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", section "A handover, step
+// by step".
 func TestAcquire(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "intended owner B", in: unownedB, apply: acquire("B"), want: Owned{Owner: "B", Epoch: 42}},
@@ -136,10 +139,11 @@ func TestAcquire(t *testing.T) {
 	})
 }
 
-// An abort is defined only in Transferring and burns another epoch, so that a
-// grant for the abandoned epoch is stale on arrival; the actor goes back to
-// the outgoing owner, unowned: Transferring(A, B, 41, 42) -> Unowned(43, A).
-// Reference: chapter "Ownership: epochs and fencing", What the proofs assume.
+// Abort is defined only in Transferring. It spends one more epoch, so that a
+// grant naming the abandoned one fails the fence whenever it turns up, and
+// hands the actor back to the outgoing owner, unowned:
+// Transferring(A, B, 41, 42) -> Unowned(43, A).
+// Reference: chapter "Ownership: epochs and fencing", section "Abort and revoke".
 func TestAbort(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "mid handover", in: transferringA, apply: Abort, want: Unowned{Epoch: 43, IntendedOwner: "A"}},
@@ -158,10 +162,11 @@ func TestAbort(t *testing.T) {
 	}
 }
 
-// The coordinator's revoke forces any state to Unowned at a fresh epoch with
-// the node it names as intended owner; a revoke may fire at a healthy owner,
-// and safety comes from the epoch bump.
-// Reference: chapter "Ownership: epochs and fencing", What the proofs assume.
+// The coordinator's revoke turns any state into Unowned at a fresh epoch,
+// with the node it names as intended owner. It may hit an owner that was
+// healthy all along (it may even name that owner again); the epoch rise is
+// what keeps that safe. Reference: chapter "Ownership: epochs and fencing", section
+// "Abort and revoke".
 func TestRevoke(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "owned, to another node", in: ownedA, apply: revoke("C"), want: Unowned{Epoch: 42, IntendedOwner: "C"}},
@@ -177,8 +182,8 @@ func TestRevoke(t *testing.T) {
 }
 
 // Every transition refuses a state no transition can produce, and returns it
-// unchanged. Reference: chapter "Ownership: epochs and fencing", The state machine
-// (an actor is in exactly one of three states).
+// unchanged. Reference: chapter "Ownership: epochs and fencing", section "Three
+// shapes".
 func TestTransitionsRefuseInvalidStates(t *testing.T) {
 	invalid := []State{
 		nil,
@@ -215,7 +220,7 @@ func TestTransitionsRefuseInvalidStates(t *testing.T) {
 }
 
 // States print in the book's notation.
-// Reference: chapter "Ownership: epochs and fencing", The state machine.
+// Reference: chapter "Ownership: epochs and fencing", section "Three shapes".
 func TestStateString(t *testing.T) {
 	for s, want := range map[State]string{
 		ownedA:        "Owned(A, 41)",

@@ -42,8 +42,8 @@ func TestOutputMatchesGolden(t *testing.T) {
 
 // The transcript shows the rules the chapter states: the outgoing owner is
 // fenced from BeginTransfer on, and the abandoned epoch 43 is stale.
-// Reference: chapter "Ownership: epochs and fencing", The state machine and
-// What the proofs assume.
+// Reference: chapter "Ownership: epochs and fencing", sections "The epoch moves
+// first" and "Abort and revoke".
 func TestOutputShowsTheRules(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(&out); err != nil {

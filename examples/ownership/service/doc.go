@@ -1,6 +1,6 @@
 // Package service runs the ownership state machine (package ownership) as a
-// network service: the ownership service of the seed's last section, made
-// stronger in two ways.
+// network service over HTTPS. Two properties set it apart from a registry
+// that lives in one process's memory:
 //
 //   - Identity comes from the connection. The service speaks HTTPS with
 //     mutual TLS; every node has a certificate naming it, issued by an
@@ -10,8 +10,8 @@
 //     certificate that is not on the roster is refused during the TLS
 //     handshake, before any method runs.
 //   - The owner record survives restarts and is updated atomically. A
-//     LocalRegistry keeps a durable, monotone epoch Floor on disk and writes
-//     every burn (fsync) before the state that depends on it is visible; a
+//     LocalRegistry keeps a durable, monotone epoch Floor on disk and fsyncs
+//     each new epoch there before any state carrying it can be read; a
 //     RaftRegistry replicates each transition as one Raft log entry, applied
 //     by a finite state machine on a quorum, so the log itself is the floor.
 //
@@ -24,4 +24,6 @@
 // (Burrows, "The Chubby lock service for loosely-coupled distributed systems",
 // OSDI 2006, section 2.4): a key-value store that accepts a write only with a
 // token that passes the ownership service's fence check.
+//
+// Reference: chapter "The ownership service".
 package service

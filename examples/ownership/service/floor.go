@@ -19,9 +19,10 @@ import (
 // there. The points are in the order a burn passes them.
 type CrashPoint string
 
-// The crash points of one burn-then-publish, in order. Between PointBurned
-// and the reply lies the window the seed warns about: the epoch is on disk
-// but no one has seen it.
+// The crash points of one burn-then-publish, in order. A crash after
+// PointRenamed and before the reply leaves an epoch on disk that no caller
+// has seen; the next life skips it (chapter "The ownership service",
+// section "Burn before visible").
 const (
 	PointBeforeBurn  CrashPoint = "before-burn"  // next state computed, nothing written
 	PointTempWritten CrashPoint = "temp-written" // new floor in the temporary file, not yet synced
@@ -51,10 +52,10 @@ const floorHeader = "ownership epoch floor v1"
 // ANCHOR: floor
 
 // Floor is a durable, monotone record of the highest epoch ever burned for
-// each actor: the seed's EpochFloor. A registry reads it at start, so an actor
-// it has forgotten starts above every epoch it ever issued, and it burns each
-// new epoch here (Burn returns only after the file and its directory are
-// fsynced) before any state that depends on the epoch is visible.
+// each actor. A registry reads it at start, so an actor it has forgotten
+// starts above every epoch it ever issued, and it burns each new epoch here
+// (Burn returns only after the file and its directory are fsynced) before
+// any state carrying that epoch can be read.
 //
 // The file is text: a header line, then one "actor epoch" line per actor in
 // sorted order. It is replaced whole on each burn (write a temporary file,

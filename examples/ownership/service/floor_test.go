@@ -21,7 +21,8 @@ import (
 )
 
 // A floor only rises, and a refused burn changes nothing on disk.
-// Reference: seed "The service" ("a durable, monotone EpochFloor").
+// Reference: chapter "The ownership service", section "A registry that
+// forgets moves epochs backwards".
 func TestFloorIsMonotoneAndDurable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "floor")
 	f, err := OpenFloor(path, nil)
@@ -88,8 +89,8 @@ func TestCorruptFloorNamesFileAndLine(t *testing.T) {
 // restart, the actor's epoch is below a token already issued, and that old
 // token passes the fence check again. With the floor, the new life starts
 // above it and the old token stays stale.
-// Reference: seed "The service" ("a registry that forgets can move epochs
-// backwards, which every fencing theorem forbids").
+// Reference: chapter "The ownership service", section "A registry that
+// forgets moves epochs backwards".
 func TestForgettingRegistryMovesEpochsBackwards(t *testing.T) {
 	ctx := context.Background()
 	run := func(dir string) (*LocalRegistry, ownership.Token) {
@@ -302,15 +303,15 @@ func nextLine(s ownership.State) string {
 	panic(s)
 }
 
-// The starting epoch comes from a durable floor, and each burn is fsynced
-// before the state that depends on it is visible. A real child process is
+// The starting epoch comes from a durable floor, and each new epoch is
+// fsynced there before any state carrying it can be read. A real child is
 // killed with SIGKILL at every point between the burn and the answer (and
 // at each step inside the burn), during the first burn of its life (Create)
 // and during a later one (BeginTransfer), then restarted: across all lives
 // the visible epochs never repeat, and each crash skips at most one epoch,
 // exactly one when the crash came after the burn reached the file.
-// Reference: seed "The service" ("a registry that dies between the two
-// skips an epoch, which is the safe direction to fail").
+// Skipping is the safe failure: epochs must rise, not rise by one.
+// Reference: chapter "The ownership service", section "Burn before visible".
 func TestEpochFloorSurvivesSIGKILLAtEveryPoint(t *testing.T) {
 	floor := filepath.Join(t.TempDir(), "floor")
 	var visible []ownership.Epoch // every new epoch seen, in order

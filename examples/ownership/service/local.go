@@ -7,9 +7,9 @@ import (
 	"github.com/ownership-book/ownership/examples/ownership"
 )
 
-// LocalRegistry is a registry in one process: the seed's design, with its
-// EpochFloor made real. Owner records live in memory and are lost when the
-// process stops; the Floor is on disk and survives. An actor forgotten in a
+// LocalRegistry is a registry in one process, serialised by a mutex. Owner
+// records live in memory and are lost when the process stops; the epoch
+// Floor is on disk and survives. An actor forgotten in a
 // restart is created again above its floor, so the epochs of its new life
 // are above every epoch of its old one: the restart acts as a revoke of
 // whoever held it, which is the safe direction.

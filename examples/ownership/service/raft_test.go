@@ -49,7 +49,8 @@ func openVoter(t *testing.T, dir, bind string) (*replica.Group, *Machine) {
 // The owner record is the Raft log (raft-boltdb on disk): a voter closed
 // and reopened from its directory has every acknowledged transition, so the
 // epochs of the actor continue upwards and the old owner's token stays stale.
-// Reference: seed "The service" ("the registry survives restarts").
+// Reference: chapter "The ownership service", section "The owner record in
+// Raft".
 func TestRaftRecordSurvivesRestart(t *testing.T) {
 	dir, bind := t.TempDir(), freeAddr(t)
 	g, m := openVoter(t, dir, bind)
@@ -142,8 +143,9 @@ func (h *voterHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.s.L
 // passes the fence check of any state read), epochs never go backwards for
 // a client across leaders, and every transition acknowledged to a caller is
 // in the final record of every voter.
-// Reference: seed "What the proofs assume" ("the owner record is updated
-// atomically"); Raft §5.4 (Leader Completeness).
+// Reference: chapter "The ownership service", section "The owner record in
+// Raft"; Ongaro and Ousterhout, "In Search of an Understandable Consensus
+// Algorithm", 2014, section 5.4 (Leader Completeness).
 func TestThreeVotersLeaderKilledDuringHandovers(t *testing.T) {
 	const kills = 4
 	auth := newAuthority(t)

@@ -16,7 +16,8 @@ import (
 // construction: a certificate from another authority, one of ours naming a
 // node off the roster, and no certificate at all are each refused in the
 // TLS handshake, so no method runs and no state changes.
-// Reference: issue 5, "Identity from the connection".
+// Reference: chapter "The ownership service", section "Identity comes from
+// the connection".
 func TestUnknownCertificateRefusedBeforeAnyMethod(t *testing.T) {
 	e := newLocalEnv(t)
 	e.ownedBy("x", "A")
@@ -102,8 +103,8 @@ func (r *recorder) WriteHeader(s int)           { r.status = s }
 
 // No method takes a node name: a body that names a caller is malformed, and
 // the node the certificate names is the one the state machine checks.
-// Reference: seed "The service" ("identity comes from the connection, never
-// from an argument").
+// Reference: chapter "The ownership service", section "Identity comes from
+// the connection".
 func TestCallerComesFromTheConnection(t *testing.T) {
 	e := newLocalEnv(t)
 	e.ownedBy("x", "A")
@@ -144,7 +145,8 @@ func (r *recording) Apply(ctx context.Context, req Request) (Result, error) {
 // Revoke (force) is the coordinator's transition: the wire has exactly the
 // five node-facing methods, and no request of any shape, to any path,
 // brings a Revoke, Abort or Create to the registry. In process, Revoke works.
-// Reference: seed "The service" ("force is not on the wire").
+// Reference: chapter "The ownership service", section "Why force is not on
+// the wire".
 func TestRevokeIsNotOnTheWire(t *testing.T) {
 	base := newLocalEnv(t)
 	rec := &recording{Registry: base.reg}
@@ -202,7 +204,8 @@ func TestRevokeIsNotOnTheWire(t *testing.T) {
 
 // A full handover over the wire: begin (owner), release (outgoing owner),
 // acquire (intended owner), with the epoch advancing at the start.
-// Reference: seed "The state machine".
+// Reference: chapter "Ownership: epochs and fencing", section "The epoch
+// moves first".
 func TestHandoverOverTheWire(t *testing.T) {
 	e := newLocalEnv(t)
 	tokA := e.ownedBy("x", "A")
@@ -242,7 +245,8 @@ func TestHandoverOverTheWire(t *testing.T) {
 // Bad input gets an *Error naming the broken rule and changes no state:
 // malformed bodies, the wrong caller, a stale or future epoch, an unknown
 // actor, a transition from the wrong state, a bad target.
-// Reference: issue 5, "Bad input".
+// Reference: chapter "The ownership service", section "The methods on the
+// wire".
 func TestBadInputChangesNoState(t *testing.T) {
 	e := newLocalEnv(t)
 	e.ownedBy("x", "A")

@@ -13,7 +13,7 @@ import (
 // claimOpen takes the database over: it claims an epoch above every epoch
 // this copy has seen and, if another claim won, claims again above the
 // winner's epoch, at most MaxClaimRounds times. Then it recovers.
-// Rule: seed, Taking a database over.
+// Reference: chapter "Taking a database over", section "The claim".
 func (db *DB) claimOpen(ctx context.Context) error {
 	if db.fresh() {
 		// A new copy has seen no epoch yet: it rebuilds from the stream
@@ -150,7 +150,8 @@ func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
 // copy was acknowledged up to the claim shows which pending commits landed.
 // If nobody else wrote, the rest stay pending, to be sent under epoch in
 // order and unchanged; if someone did, they are discarded and the copy takes
-// the stream's commits instead. Rule: seed, Taking a database over.
+// the stream's commits instead. Reference: chapter "Taking a database over",
+// section "Recovery after the claim".
 func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult) error {
 	db.mu.Lock()
 	from := db.ackOffset
@@ -269,7 +270,8 @@ func (db *DB) snapshotLog() []record {
 
 // claimUnasked is a claim nobody asked for: exactly one epoch above this
 // process's own. It loses to any newer owner, and losing resets the
-// database. Rule: seed, Claims nobody asked for.
+// database. Reference: chapter "Taking a database over", section "Claims
+// nobody asked for".
 func (db *DB) claimUnasked(ctx context.Context, reason string) error {
 	db.mu.Lock()
 	epoch := max(db.epoch, db.ownMax) + 1
@@ -286,9 +288,9 @@ func (db *DB) claimUnasked(ctx context.Context, reason string) error {
 }
 
 // goLive ends an offline open. It reads the stream from where the copy was
-// acknowledged and claims only if nobody else wrote or claimed there, so a
-// process back from a partition cannot take the database from an owner that
-// opened it meanwhile.
+// acknowledged and claims only if no other copy has written or claimed since.
+// Otherwise the database resets: someone opened it while this process was
+// cut off, and a process returning from a partition must not take it back.
 func (db *DB) goLive(ctx context.Context) error {
 	if err := db.c.Create(ctx); err != nil {
 		return err
@@ -456,9 +458,10 @@ func (db *DB) probe(ctx context.Context) error {
 // ANCHOR: history
 
 // newHistory handles a 412: the stream's incarnation changed, so bytes it
-// served before may differ now. If the stream still holds every commit this
-// copy saw acknowledged, the copy follows the new token; otherwise the copy
-// moves into salvage/ and the database resets. Rule: seed, A new history.
+// served before may differ now. If the new history still contains each
+// commit acknowledged to this copy, the copy adopts the new token; if any is
+// missing, the copy's files move into salvage/ and the database resets.
+// Reference: chapter "Taking a database over", section "A new history".
 func (db *DB) newHistory(ctx context.Context, res AppendResult) error {
 	data, _, inc, err := db.c.readAll(ctx, startOffset, true)
 	if err != nil {

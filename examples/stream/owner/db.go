@@ -74,7 +74,7 @@ type DB struct {
 	seen      uint64 // highest epoch seen anywhere
 	seq       uint64 // last sequence number acknowledged in epoch
 	inc       string // incarnation token followed
-	live      bool   // false after an open that could not reach the stream
+	live      bool   // false after an offline open (the stream was unreachable)
 	maxBatch  int
 	inflight  *batch // sent, answer not yet seen: resent unchanged
 	last      *batch // last acknowledged append in epoch (for probes)

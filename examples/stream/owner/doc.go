@@ -1,51 +1,58 @@
-// Package owner is a small database owned by one process at a time and
-// replicated through an epoch-fenced stream: "the last process to open a
-// database becomes its only writer".
+// Package owner is a small database that one process at a time may write,
+// replicated through an epoch-fenced stream: whichever process opened the
+// database most recently is its writer, and every earlier one is fenced.
 //
 // A DB keeps its commits in a local log (each one fsynced before Put
 // returns), a key-value state on top of that log, and a replicator that
 // appends the log to a Durable Streams stream under one producer id. Every
-// owner of the database writes under that same producer id and under an epoch
-// of its own (Durable Streams PROTOCOL.md, section 5.2.1 "Idempotent
+// owner of the database shares that producer id, and each has its own
+// epoch (Durable Streams PROTOCOL.md, section 5.2.1 "Idempotent
 // Producers", headers Producer-Id, Producer-Epoch, Producer-Seq). The stream
-// refuses an older epoch with 403 and Producer-Outcome: epoch-closed; that
-// refusal is the fence, and it is the only thing this package relies on to
-// keep one writer. There is no lock service and no lease.
+// answers an append from an older epoch with 403 and the header
+// Producer-Outcome: epoch-closed. That answer is the fence, and the package
+// relies on nothing else to keep one writer: no lock service, no lease.
 //
-// The rules come from the seed "Ownership and fencing":
+// The rules, each described in chapter "Taking a database over" under the
+// section named in parentheses:
 //
-//   - Open claims (Taking a database over): an open that reaches the stream
-//     writes a claim record to its own log, syncs it, and appends sequence
-//     number 0 under an epoch above every epoch it has seen. A lost race is
-//     claimed again above the winner's epoch, at most MaxClaimRounds times,
-//     then Open fails with ErrClaimRaces.
-//   - Recovery: after the claim, a leader read from the copy's acknowledged
-//     offset up to the claim tells which pending commits landed. If nobody
-//     else wrote, the rest is sent under the new epoch, in order and
-//     unchanged; otherwise it is discarded and the copy catches up.
-//   - Synced returns once the stream holds every earlier commit and a round
-//     trip begun after the call found the process still the owner. Act
-//     outside the process only after it.
-//   - Fenced (What the fenced process sees): a 403 epoch-closed resets the
-//     database: pending Synced calls fail, reset listeners run once, every
-//     later operation fails with an error matching ErrReset, and an open
-//     Snapshot keeps working. A reset DB never reopens by itself.
-//   - Claims nobody asked for: after the stream forgot the producer, after
-//     413 (smaller batches, then a claim), and when an offline open goes
-//     live. Each is exactly one epoch above the process's own and loses to
-//     any newer owner; the offline case first reads the stream and claims
-//     only if nobody else wrote or claimed there.
-//   - A new history: a 412 (stale incarnation token) makes the copy adopt the
-//     stream's new history if the stream kept every commit the copy saw
-//     acknowledged, and otherwise moves the copy into salvage/ and resets.
+//   - Open claims the database (The claim). It first records the claim in
+//     its own log and fsyncs it, then appends sequence number 0 under an
+//     epoch higher than any it has seen. After losing a race it claims again
+//     above the winning epoch; after MaxClaimRounds lost rounds Open fails
+//     with ErrClaimRaces.
+//   - After a won claim (Recovery after the claim), a leader read from the
+//     copy's last acknowledged offset to its own claim shows which pending
+//     commits reached the stream. When no other copy wrote in between, the
+//     remaining ones are resent under the new epoch, same order, same
+//     content; when another copy did, they are dropped and the copy adopts
+//     the stream's commits.
+//   - Synced (Synced: the one rule for callers) returns once the stream
+//     holds every commit made before the call and a round trip that started
+//     after the call found the process still the owner. Do nothing visible
+//     outside the process before it returns.
+//   - A 403 epoch-closed resets the database (What the fenced process sees):
+//     waiting Synced calls fail, reset listeners run once, every later
+//     operation, reads included, fails with an error matching ErrReset, and a
+//     Snapshot taken earlier keeps answering. A reset DB never reopens on
+//     its own.
+//   - The package also claims without being asked (Claims nobody asked
+//     for): when the stream has forgotten the producer, after a 413 (it
+//     halves its batches, then claims), and when an offline open reaches the
+//     stream. Such a claim is one epoch above the process's own, so any newer
+//     owner beats it. Before the offline case claims, it reads the stream and
+//     gives up if any other copy wrote or claimed since it left.
+//   - A 412, a stale incarnation token (A new history), makes the copy read
+//     the stream's new history. If every commit it had seen acknowledged is
+//     still there, it carries on under the new token; if not, its files move
+//     into salvage/ and the database resets.
 //
-// Copies of a cache directory: a directory holds the copy's writer id and its
-// claims. A copy of a live directory opened on another host is, to the
-// stream, the same writer; its open claims above the original and fences it.
-// The supported way to use a database on another host is to open it by name
-// into a fresh directory, which rebuilds the copy from the stream.
+// Copies of a cache (Copies of a cache): a directory holds the copy's writer
+// id and its claims, so a copy of a live directory, opened elsewhere, is the
+// same writer as far as the stream can tell, and its open fences the
+// original. To use the database on another host, open it by name into a
+// fresh directory, which rebuilds from the stream.
 //
 // Prior art: Kafka's transactional producer fences a "zombie" instance the
 // same way, by bumping the producer epoch of a transactional.id (KIP-98,
-// "Exactly Once Delivery and Transactional Messaging").
+// "Exactly Once Delivery and Transactional Messaging", Apache Kafka, 2017).
 package owner

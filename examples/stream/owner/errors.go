@@ -6,13 +6,14 @@ import (
 )
 
 // MaxClaimRounds is how many claims one Open makes before it gives up with
-// ErrClaimRaces (seed: Taking a database over, "up to 16 times").
+// ErrClaimRaces. Reference: chapter "Taking a database over", section "The claim".
 const MaxClaimRounds = 16
 
 // ErrReset is matched (errors.Is) by every error of a database that has
 // reset: after it was fenced, or after it lost its history. Every operation
 // of a reset DB, reads included, fails with it; a Snapshot taken before the
-// reset keeps working. Rule: seed, What the fenced process sees.
+// reset keeps working. Reference: chapter "Taking a database over", section "What
+// the fenced process sees".
 var ErrReset = errors.New("database reset")
 
 // ErrFenced is matched, besides ErrReset, by the reset of a database whose
@@ -21,12 +22,13 @@ var ErrReset = errors.New("database reset")
 var ErrFenced = errors.New("fenced by a newer owner")
 
 // ErrClaimRaces is matched by the error of an Open that lost MaxClaimRounds
-// claim races in a row (seed: "claim_races").
+// claim races in a row.
 var ErrClaimRaces = errors.New("claim races")
 
 // ErrDiscarded is returned by a Synced during which a recovery found that
 // another owner had written, so that commits made before the call were
-// discarded (seed: Taking a database over, "the rest is discarded").
+// discarded. Reference: chapter "Taking a database over", section "Recovery after
+// the claim".
 var ErrDiscarded = errors.New("pending commits discarded: another owner wrote first")
 
 // ErrClosed is returned by operations of a DB after Close.
@@ -37,8 +39,8 @@ const (
 	// ResetFenced: a 403 epoch-closed, or a claim nobody asked for lost to a
 	// newer owner, or an offline open found another writer when going live.
 	ResetFenced = "fenced"
-	// ResetNewHistory: a 412 brought a history without every commit this copy
-	// saw acknowledged; the copy moved to Salvage.
+	// ResetNewHistory: after a 412, the stream's new history lacks a commit
+	// acknowledged to this copy; the copy moved to Salvage.
 	ResetNewHistory = "new-history"
 )
 

@@ -17,7 +17,7 @@ import (
 
 // testStream is one stream machine served over HTTP in process (no ports).
 // Front, if set, sees every request first and may answer it itself, which is
-// how tests play a layer in front of the stream (a lowered request limit) or
+// how tests play a proxy in front of the stream (a lowered request limit) or
 // a stream that forgot a producer.
 type testStream struct {
 	t     *testing.T

@@ -31,10 +31,10 @@ func isClaim(r *http.Request) bool { return isAppend(r) && headerIs(r, HeaderPro
 func epochOf(r *http.Request) uint64 { return parseUint(r.Header.Get(HeaderProducerEpoch)) }
 
 // TestOpenClaims checks the open claim: a claim record is written to the
-// local log and synced before the claim is appended at sequence number 0
-// under an epoch above every epoch seen; a lost race is claimed again above
-// the winner, and after 16 lost rounds Open fails with ErrClaimRaces.
-// Reference: seed "Ownership and fencing", Taking a database over.
+// local log and synced before the claim is appended at sequence number 0,
+// at an epoch higher than any this copy has seen; a lost race is claimed
+// again above the winner, and after 16 lost rounds Open fails with
+// ErrClaimRaces. Reference: chapter "Taking a database over", section "The claim".
 func TestOpenClaims(t *testing.T) {
 	t.Run("claim record first, epoch above every seen", func(t *testing.T) {
 		ts := newTestStream(t)
@@ -168,9 +168,10 @@ func TestOpenClaims(t *testing.T) {
 }
 
 // TestRecoveryAfterTheClaim checks that a new owner learns from a leader
-// read which pending commits landed, sends the rest under its new epoch in
-// order and unchanged if nobody else wrote, and otherwise discards them and
-// catches up. Reference: seed, Taking a database over.
+// read which pending commits landed; if no other copy wrote, it resends the
+// others under its new epoch with their order and content kept, and if one
+// did, it drops them and adopts the stream's commits.
+// Reference: chapter "Taking a database over", section "Recovery after the claim".
 func TestRecoveryAfterTheClaim(t *testing.T) {
 	t.Run("nobody else wrote: resend the rest unchanged", func(t *testing.T) {
 		ts := newTestStream(t)
@@ -264,8 +265,8 @@ func TestRecoveryAfterTheClaim(t *testing.T) {
 
 // TestSynced checks that Synced returns only once the stream holds every
 // earlier commit and a round trip begun after the call found the process
-// still the owner. Reference: seed, Taking a database over and What the
-// fenced process sees.
+// still the owner. Reference: chapter "Taking a database over", section
+// "Synced: the one rule for callers".
 func TestSynced(t *testing.T) {
 	ts := newTestStream(t)
 	a, l := ts.mustOpen(t.TempDir(), "A")
@@ -323,7 +324,8 @@ func TestSynced(t *testing.T) {
 // the database; pending Synced calls fail; reset listeners run exactly once;
 // every later operation, reads included, fails with ErrReset; an open
 // snapshot keeps working; the process does not reopen by itself.
-// Reference: seed, What the fenced process sees.
+// Reference: chapter "Taking a database over", section "What the fenced process
+// sees".
 func TestFenced(t *testing.T) {
 	ts := newTestStream(t)
 	a, l := ts.mustOpen(t.TempDir(), "A")
@@ -407,11 +409,12 @@ func TestFenced(t *testing.T) {
 	}
 }
 
-// TestClaimsNobodyAskedFor checks the claims the library makes on its own:
-// after the stream forgot the producer, after a 413, and when an offline
-// open goes live; each exactly one epoch above its own, losing to any newer
-// owner; and an offline open claims only if nobody else wrote or claimed.
-// Reference: seed, Claims nobody asked for.
+// TestClaimsNobodyAskedFor checks the claims the package makes unprompted:
+// when the stream has dropped the producer's state, after a 413, and when an
+// offline open reaches the stream. Each is one epoch above the process's own,
+// so any newer owner beats it, and the offline one is made only when no
+// other copy wrote or claimed in the meantime.
+// Reference: chapter "Taking a database over", section "Claims nobody asked for".
 func TestClaimsNobodyAskedFor(t *testing.T) {
 	claimsOf := func(evs *[]Event) func(Event) {
 		return func(e Event) {
@@ -543,7 +546,7 @@ func TestClaimsNobodyAskedFor(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		const limit = 200 // a layer in front of the stream
+		const limit = 200 // the smaller request limit a proxy now enforces
 		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
 			if isAppend(r) && r.ContentLength > limit {
 				http.Error(w, "too large", http.StatusRequestEntityTooLarge)
@@ -659,10 +662,10 @@ func (ts *testStream) forgetProducer() {
 	}
 }
 
-// TestANewHistory checks the answer to 412 (stale incarnation): if the
-// stream kept every commit the copy saw acknowledged, the copy continues
-// under the new token; otherwise it moves into salvage/ and resets.
-// Reference: seed, A new history.
+// TestANewHistory checks the answer to 412 (stale incarnation): when the new
+// history still has all of the copy's acknowledged commits, the copy adopts
+// the new token; when one is missing, the copy moves into salvage/ and the
+// database resets. Reference: chapter "Taking a database over", section "A new history".
 func TestANewHistory(t *testing.T) {
 	reincarnate := func(ts *testStream) {
 		if r := ts.m.ApplyCommand(stream.Command{Op: stream.OpReincarnate, Stream: "db"}); r.Outcome != stream.Reincarnated {
@@ -735,7 +738,7 @@ func TestANewHistory(t *testing.T) {
 // carries its owner's writer id and claims, so opening the copy elsewhere
 // claims above the original and fences it; the supported way is to open the
 // database by name into a fresh directory, which rebuilds it from the stream.
-// Reference: seed, Claims nobody asked for (last paragraph).
+// Reference: chapter "Taking a database over", section "Copies of a cache".
 func TestCopiesOfACache(t *testing.T) {
 	ts := newTestStream(t)
 	dirA := t.TempDir()

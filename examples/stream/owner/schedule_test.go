@@ -105,7 +105,7 @@ type fenceMark struct {
 //     goes live, the stream holds only the claimant's own records: it never
 //     took over from an owner that opened meanwhile.
 //
-// Reference: seed "Ownership and fencing", all sections.
+// Reference: chapter "Taking a database over", every section.
 func TestSchedules(t *testing.T) {
 	c := replicatest.New(t, replicatest.Options{Voters: 3}, func(string) replica.Machine { return stream.NewMachine() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

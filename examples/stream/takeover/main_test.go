@@ -12,7 +12,8 @@ var update = flag.Bool("update", false, "rewrite testdata/takeover.golden")
 
 // TestTakeoverTranscript runs the program twice: the output must be the same
 // both times (no ports, times or directories in it), equal to the golden
-// file, and must show the seed's sequence in order.
+// file, and must show the takeover's steps in order (chapter "Taking a
+// database over", section "What the fenced process sees").
 func TestTakeoverTranscript(t *testing.T) {
 	var first, second bytes.Buffer
 	if err := run(&first); err != nil {
@@ -25,7 +26,9 @@ func TestTakeoverTranscript(t *testing.T) {
 		t.Fatalf("two runs differ:\n%s\n---\n%s", first.String(), second.String())
 	}
 	if *update {
-		os.WriteFile("testdata/takeover.golden", first.Bytes(), 0o644)
+		if err := os.WriteFile("testdata/takeover.golden", first.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	golden, err := os.ReadFile("testdata/takeover.golden")
 	if err != nil {
@@ -34,7 +37,7 @@ func TestTakeoverTranscript(t *testing.T) {
 	if first.String() != string(golden) {
 		t.Errorf("output differs from testdata/takeover.golden (go test -update):\n%s", first.String())
 	}
-	// The seed's sequence, in order.
+	// The takeover's steps, in order.
 	out := first.String()
 	at := 0
 	for _, want := range []string{
