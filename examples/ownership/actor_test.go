@@ -19,8 +19,8 @@ func mustActor(t *testing.T, s State) *Actor {
 
 // An actor created Owned has its owner's token; Acquire is the only
 // transition that issues one, and issued tokens are never removed.
-// Reference: chapter "Ownership: epochs and fencing", section "Tokens are things;
-// authority is a fact about the record".
+// Reference: chapter "Ownership: epochs and fencing", section "Tokens are
+// things; authority is a fact about the record".
 func TestActorHandoverIssuesTokens(t *testing.T) {
 	a := mustActor(t, ownedA)
 	tokA := Token{Actor: "x", Epoch: 41, Holder: "A"}
@@ -62,8 +62,8 @@ func TestActorHandoverIssuesTokens(t *testing.T) {
 }
 
 // A refused transition changes neither the state nor the issued set.
-// Reference: chapter "Ownership: epochs and fencing", section "A handover, step by
-// step".
+// Reference: chapter "Ownership: epochs and fencing", section "A handover,
+// step by step".
 func TestActorRefusalChangesNothing(t *testing.T) {
 	a := mustActor(t, ownedA)
 	before, _ := a.MarshalBinary()
@@ -97,8 +97,8 @@ func TestActorRefusalChangesNothing(t *testing.T) {
 // Authorize names why a token confers no authority.
 // Old tokens stay around and do nothing; a token the actor never issued is
 // refused, since no transition creates one outside Acquire.
-// Reference: chapter "Ownership: epochs and fencing", section "Tokens are things;
-// authority is a fact about the record".
+// Reference: chapter "Ownership: epochs and fencing", section "Tokens are
+// things; authority is a fact about the record".
 func TestAuthorize(t *testing.T) {
 	a := mustActor(t, ownedA)
 	forged := Token{Actor: "x", Epoch: 41, Holder: "B"}

@@ -31,5 +31,6 @@
 // the actor's current one; a Token carrying its epoch is what a holder
 // presents. Together they are the sequencer of Chubby (Mike Burrows, "The
 // Chubby lock service for loosely-coupled distributed systems", OSDI 2006,
-// section 2.4, "Locks and sequencers"), whose lock generation number is our Epoch.
+// section 2.4, "Locks and sequencers"), whose lock generation number is our
+// Epoch.
 package ownership

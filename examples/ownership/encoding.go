@@ -70,9 +70,10 @@ func (a *Actor) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes the form written by MarshalBinary into a, replacing
 // its contents, and checks what the transitions guarantee: a valid state, a
 // non-empty id, issued tokens of this actor with strictly increasing epochs,
-// older than the current epoch unless they are the owner's, and, when Owned, the owner's token for
-// its epoch as the last one issued. On error a is unchanged and the error is
-// a JSON syntax error or an *InvalidStateError naming the rule.
+// older than the current epoch unless they are the owner's, and, when Owned,
+// the owner's token for its epoch as the last one issued. On error a is
+// unchanged and the error is a JSON syntax error or an *InvalidStateError
+// naming the rule.
 func (a *Actor) UnmarshalBinary(data []byte) error {
 	var w wireActor
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -8,8 +8,8 @@ package ownership
 // one epoch, at most one (node, epoch) pair satisfies it in any state:
 // exclusivity is a property of the shape, not of a count.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "One predicate for
-// authority, one check for servers".
+// Reference: chapter "Ownership: epochs and fencing", section "One predicate
+// for authority, one check for servers".
 func MayMutate(s State, node NodeID, epoch Epoch) bool {
 	o, ok := s.(Owned)
 	return ok && node == o.Owner && epoch == o.Epoch
@@ -24,8 +24,8 @@ func MayMutate(s State, node NodeID, epoch Epoch) bool {
 // stale from the moment the handover begins), the free epoch when Unowned.
 // It returns 0 for a nil State.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "One predicate for
-// authority, one check for servers".
+// Reference: chapter "Ownership: epochs and fencing", section "One predicate
+// for authority, one check for servers".
 func CurrentEpoch(s State) Epoch {
 	switch s := s.(type) {
 	case Owned:

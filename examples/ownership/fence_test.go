@@ -7,8 +7,8 @@ import (
 
 // Authority is one predicate, true only in Owned, for the owner, at the
 // owner's epoch; nobody has authority in the middle of a handover.
-// Reference: chapter "Ownership: epochs and fencing", section "One predicate for
-// authority, one check for servers".
+// Reference: chapter "Ownership: epochs and fencing", section "One predicate
+// for authority, one check for servers".
 func TestMayMutate(t *testing.T) {
 	cases := []struct {
 		s     State
@@ -38,8 +38,8 @@ func TestMayMutate(t *testing.T) {
 
 // In Transferring, CurrentEpoch is already NewEpoch, so the outgoing owner's
 // epoch fails the fence from the first step; a server admits e iff e >= the
-// current epoch. Reference: chapter "Ownership: epochs and fencing", section "One
-// predicate for authority, one check for servers".
+// current epoch. Reference: chapter "Ownership: epochs and fencing", section
+// "One predicate for authority, one check for servers".
 func TestCurrentEpochAndValidFence(t *testing.T) {
 	cases := []struct {
 		s       State

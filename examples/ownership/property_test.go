@@ -161,8 +161,8 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 	b, a := before.CurrentEpoch(), after.CurrentEpoch()
 	if err != nil {
 		// An illegal transition leaves the state and the tokens unchanged.
-		// Reference: chapter "Ownership: epochs and fencing", section "A handover,
-		// step by step".
+		// Reference: chapter "Ownership: epochs and fencing", section "A
+		// handover, step by step".
 		if after.State() != before.State() || !slices.Equal(after.Issued(), before.Issued()) {
 			t.Fatalf("refused %v (%v) changed %v to %v", c, err, before.State(), after.State())
 		}
@@ -172,7 +172,8 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 		return
 	}
 	// The current epoch never decreases; it strictly increases on
-	// BeginTransfer, Abort and Revoke, and stays on CompleteRelease and Acquire.
+	// BeginTransfer, Abort and Revoke, and stays on CompleteRelease and
+	// Acquire.
 	// Reference: chapter "Ownership: epochs and fencing", sections "A handover,
 	// step by step" and "Abort and revoke".
 	switch c.Op {
@@ -202,9 +203,9 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 // properties hold after every step: never two nodes with authority, one owner
 // per epoch for all time, a monotone epoch, an only-growing issued set, stale
 // tokens fenced out, refused transitions without effect.
-// Reference: chapter "Ownership: epochs and fencing", sections "One predicate for
-// authority, one check for servers" and "Tokens are things; authority is a
-// fact about the record".
+// Reference: chapter "Ownership: epochs and fencing", sections "One predicate
+// for authority, one check for servers" and "Tokens are things; authority is
+// a fact about the record".
 func TestPropertyRandomTransitions(t *testing.T) {
 	var runs, steps, refused int
 	rapid.Check(t, func(rt *rapid.T) {
@@ -262,7 +263,10 @@ func TestPropertyRandomTransitions(t *testing.T) {
 }
 
 // FuzzApply runs byte-chosen commands from Owned(A, 41) and checks the same
-// invariants after every step. Run with: go test -fuzz FuzzApply ./examples/ownership
+// invariants after every step. Run with:
+//
+//	go test -fuzz FuzzApply ./examples/ownership
+//
 // Reference: chapter "Ownership: epochs and fencing", section "Three shapes".
 func FuzzApply(f *testing.F) {
 	f.Add([]byte{0x01, 0x06, 0x07, 0x00, 0x0b})

@@ -143,7 +143,8 @@ func TestAcquire(t *testing.T) {
 // grant naming the abandoned one fails the fence whenever it turns up, and
 // hands the actor back to the outgoing owner, unowned:
 // Transferring(A, B, 41, 42) -> Unowned(43, A).
-// Reference: chapter "Ownership: epochs and fencing", section "Abort and revoke".
+// Reference: chapter "Ownership: epochs and fencing", section "Abort and
+// revoke".
 func TestAbort(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "mid handover", in: transferringA, apply: Abort, want: Unowned{Epoch: 43, IntendedOwner: "A"}},
@@ -165,8 +166,8 @@ func TestAbort(t *testing.T) {
 // The coordinator's revoke turns any state into Unowned at a fresh epoch,
 // with the node it names as intended owner. It may hit an owner that was
 // healthy all along (it may even name that owner again); the epoch rise is
-// what keeps that safe. Reference: chapter "Ownership: epochs and fencing", section
-// "Abort and revoke".
+// what keeps that safe. Reference: chapter "Ownership: epochs and fencing",
+// section "Abort and revoke".
 func TestRevoke(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
 		{name: "owned, to another node", in: ownedA, apply: revoke("C"), want: Unowned{Epoch: 42, IntendedOwner: "C"}},

@@ -176,10 +176,10 @@ func (r Roster) Names() []ownership.NodeID { return slices.Clone(r.names) }
 // ANCHOR: server_tls
 
 // ServerTLS returns the TLS configuration of a server that presents cert and
-// accepts only clients whose certificate chains to a (RequireAndVerifyClientCert)
-// and names a node on roster. The roster check runs in VerifyConnection,
-// inside the handshake: a stranger's connection fails before an HTTP request
-// is read, so no method runs for it.
+// accepts only clients whose certificate chains to a
+// (RequireAndVerifyClientCert) and names a node on roster. The roster check
+// runs in VerifyConnection, inside the handshake: a stranger's connection
+// fails before an HTTP request is read, so no method runs for it.
 func ServerTLS(a *Authority, cert tls.Certificate, roster Roster) *tls.Config {
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS13,

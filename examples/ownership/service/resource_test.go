@@ -15,8 +15,8 @@ import (
 // new owner's value; the store that does not check accepts it and loses
 // the new owner's write.
 // Reference: Burrows, "The Chubby lock service for loosely-coupled
-// distributed systems", OSDI 2006, section 2.4; chapter "The ownership service",
-// section "A resource server that checks fences".
+// distributed systems", OSDI 2006, section 2.4; chapter "The ownership
+// service", section "A resource server that checks fences".
 func TestResourceServerRefusesStaleToken(t *testing.T) {
 	e := newLocalEnv(t)
 	tokA := e.ownedBy("x", "A")

@@ -148,10 +148,11 @@ func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
 
 // recoverAfter runs after a won claim of epoch. A leader read from where the
 // copy was acknowledged up to the claim shows which pending commits landed.
-// If nobody else wrote, the rest stay pending, to be sent under epoch in
-// order and unchanged; if someone did, they are discarded and the copy takes
-// the stream's commits instead. Reference: chapter "Taking a database over",
-// section "Recovery after the claim".
+// If nobody else wrote, the rest stay pending, to be resent under epoch with
+// order and content kept; if someone did, they are discarded and the copy
+// takes the stream's commits instead.
+// Reference: chapter "Taking a database over", section "Recovery after the
+// claim".
 func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult) error {
 	db.mu.Lock()
 	from := db.ackOffset
@@ -269,7 +270,7 @@ func (db *DB) snapshotLog() []record {
 // ANCHOR: unasked
 
 // claimUnasked is a claim nobody asked for: exactly one epoch above this
-// process's own. It loses to any newer owner, and losing resets the
+// process's own, so any newer owner beats it, and being beaten resets the
 // database. Reference: chapter "Taking a database over", section "Claims
 // nobody asked for".
 func (db *DB) claimUnasked(ctx context.Context, reason string) error {

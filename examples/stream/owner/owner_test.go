@@ -31,10 +31,10 @@ func isClaim(r *http.Request) bool { return isAppend(r) && headerIs(r, HeaderPro
 func epochOf(r *http.Request) uint64 { return parseUint(r.Header.Get(HeaderProducerEpoch)) }
 
 // TestOpenClaims checks the open claim: a claim record is written to the
-// local log and synced before the claim is appended at sequence number 0,
-// at an epoch higher than any this copy has seen; a lost race is claimed
-// again above the winner, and after 16 lost rounds Open fails with
-// ErrClaimRaces. Reference: chapter "Taking a database over", section "The claim".
+// local log and synced before the claim is appended at sequence number 0, at
+// an epoch higher than any this copy has seen; a lost race is claimed again
+// above the winner, and after 16 lost rounds Open fails with ErrClaimRaces.
+// Reference: chapter "Taking a database over", section "The claim".
 func TestOpenClaims(t *testing.T) {
 	t.Run("claim record first, epoch above every seen", func(t *testing.T) {
 		ts := newTestStream(t)
@@ -171,7 +171,8 @@ func TestOpenClaims(t *testing.T) {
 // read which pending commits landed; if no other copy wrote, it resends the
 // others under its new epoch with their order and content kept, and if one
 // did, it drops them and adopts the stream's commits.
-// Reference: chapter "Taking a database over", section "Recovery after the claim".
+// Reference: chapter "Taking a database over", section "Recovery after the
+// claim".
 func TestRecoveryAfterTheClaim(t *testing.T) {
 	t.Run("nobody else wrote: resend the rest unchanged", func(t *testing.T) {
 		ts := newTestStream(t)
@@ -414,7 +415,8 @@ func TestFenced(t *testing.T) {
 // offline open reaches the stream. Each is one epoch above the process's own,
 // so any newer owner beats it, and the offline one is made only when no
 // other copy wrote or claimed in the meantime.
-// Reference: chapter "Taking a database over", section "Claims nobody asked for".
+// Reference: chapter "Taking a database over", section "Claims nobody asked
+// for".
 func TestClaimsNobodyAskedFor(t *testing.T) {
 	claimsOf := func(evs *[]Event) func(Event) {
 		return func(e Event) {
@@ -665,7 +667,8 @@ func (ts *testStream) forgetProducer() {
 // TestANewHistory checks the answer to 412 (stale incarnation): when the new
 // history still has all of the copy's acknowledged commits, the copy adopts
 // the new token; when one is missing, the copy moves into salvage/ and the
-// database resets. Reference: chapter "Taking a database over", section "A new history".
+// database resets. Reference: chapter "Taking a database over", section "A
+// new history".
 func TestANewHistory(t *testing.T) {
 	reincarnate := func(ts *testStream) {
 		if r := ts.m.ApplyCommand(stream.Command{Op: stream.OpReincarnate, Stream: "db"}); r.Outcome != stream.Reincarnated {

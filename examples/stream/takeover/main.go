@@ -1,8 +1,9 @@
 // Command takeover runs an epoch-fenced stream and two processes, A and B,
-// that own one database in turn, and prints the takeover of chapter "Taking
-// a database over" step by step: A appends seq 41 under epoch 7; B opens, and its claim closes epoch 7
-// at seq 41; B appends seq 1 under epoch 8; A's seq 42 is refused with 403
-// epoch-closed; A resets, its listener runs once, and its next read fails.
+// that own one database in turn, and prints the takeover of chapter "Taking a
+// database over" step by step: A appends seq 41 under epoch 7; B opens, and
+// its claim closes epoch 7 at seq 41; B appends seq 1 under epoch 8; A's seq
+// 42 is refused with 403 epoch-closed; A resets, its listener runs once, and
+// its next read fails.
 //
 // The stream is a real HTTP server on the loopback interface; the output
 // names no port, no time and no directory, so it is the same on every run.
