@@ -9,11 +9,12 @@
 //     verified client certificate. No method takes a node name, and a
 //     certificate that is not on the roster is refused during the TLS
 //     handshake, before any method runs.
-//   - The owner record survives restarts and is updated atomically. A
-//     LocalRegistry keeps a durable, monotone epoch Floor on disk and fsyncs
-//     each new epoch there before any state carrying it can be read; a
-//     RaftRegistry replicates each transition as one Raft log entry, applied
-//     by a finite state machine on a quorum, so the log itself is the floor.
+//   - Epochs never run backwards across restarts. A LocalRegistry keeps a
+//     durable, monotone epoch Floor on disk and fsyncs each new epoch there
+//     before any state carrying it can be read; it forgets who owned what,
+//     and recreates an actor above its floor. A RaftRegistry keeps the whole
+//     owner record: each transition is one Raft log entry, applied on every
+//     voter once a quorum has stored it, so the log itself is the floor.
 //
 // The wire methods are the node-facing transitions (BeginTransfer,
 // CompleteRelease, Acquire), a state read and a fencing-token check. The
