@@ -4,10 +4,13 @@
 //
 // Usage:
 //
-//	bookgen build [-o site] [--root .] [-v]     build the site into -o
+//	bookgen build [-o site] [--check-external] [--root .] [-v]
+//	                                            build the site into -o; --check-external
+//	                                            also requests every http(s) link
 //	bookgen test [--bless] [--root .] [-v]      verify only; --bless rewrites transcripts
-//	bookgen serve [--addr 127.0.0.1:3000] [-o site] [--root .] [-v]
-//	                                            build, serve, rebuild on change, reload the browser
+//	bookgen serve [--addr 127.0.0.1:3000] [--poll 500ms] [-o site] [--root .] [-v]
+//	                                            build, serve, rebuild on change, reload the
+//	                                            browser; --poll watches by polling
 //
 // The repository root is the first folder, from --root upwards, holding
 // go.mod and book/book.toml. A relative -o is taken relative to that root.
@@ -35,9 +38,9 @@ func main() {
 }
 
 const usage = `usage:
-  bookgen build [-o site] [--root .] [-v]
+  bookgen build [-o site] [--check-external] [--root .] [-v]
   bookgen test  [--bless] [--root .] [-v]
-  bookgen serve [--addr 127.0.0.1:3000] [-o site] [--root .] [-v]
+  bookgen serve [--addr 127.0.0.1:3000] [--poll 500ms] [-o site] [--root .] [-v]
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -52,15 +55,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print every check as it runs")
 	timeout := fs.Duration("timeout", 0, "default timeout of one transcript command (0: the book's, or 60s)")
 	var out, addr *string
-	var bless *bool
+	var bless, external *bool
+	var poll *time.Duration
 	switch cmd {
 	case "build":
 		out = fs.String("o", "site", "output `folder` (relative to the repository root)")
+		external = fs.Bool("check-external", false, "also request every http and https link of the book and fail on a broken one")
 	case "test":
 		bless = fs.Bool("bless", false, "rewrite the expected output of every transcript from a real run")
 	case "serve":
 		out = fs.String("o", "site", "output `folder` (relative to the repository root)")
 		addr = fs.String("addr", "127.0.0.1:3000", "`address` to serve on")
+		poll = fs.Duration("poll", 0, "watch by comparing files every `interval` (e.g. 500ms) instead of file system events")
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -91,6 +97,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if bless != nil {
 		opt.Verify.Bless = *bless
 	}
+	if external != nil {
+		opt.CheckExternal = *external
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -116,7 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "bookgen serve:", err)
 			return 1
 		}
-		err = serve.Run(ctx, ln, serve.Options{Build: opt, Log: stdout, Debounce: 100 * time.Millisecond})
+		err = serve.Run(ctx, ln, serve.Options{Build: opt, Log: stdout, Debounce: 100 * time.Millisecond, Poll: *poll})
 		if err != nil {
 			fmt.Fprintln(stderr, "bookgen serve:", err)
 			return 1

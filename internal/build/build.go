@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ownership-book/ownership/internal/book"
@@ -31,26 +32,55 @@ type Options struct {
 	Out string
 	// Verify is passed to verify.Verify (Bless, CacheDir, Timeout, Log).
 	Verify verify.Options
+	// CheckExternal also requests every http and https link of the book
+	// (site.CheckExternal) and fails the build on a broken one. Off by
+	// default: a build should not depend on other sites.
+	CheckExternal bool
+	// Renders, when set, keeps rendered chapters between builds (bookgen
+	// serve): a chapter whose expanded Markdown and links' targets did
+	// not change is not rendered again.
+	Renders *render.Cache
 }
 
 // Result tells what a build did.
 type Result struct {
-	Book    *book.Book
-	Report  *verify.Report // nil when the build stopped before verification
-	Pages   int            // chapter pages written
-	Out     string         // absolute output folder
-	Elapsed time.Duration
+	Book   *book.Book
+	Report *verify.Report // nil when the build stopped before verification
+	Pages  int            // chapter pages written
+	Out    string         // absolute output folder
+	Files  []string       // every file of the site, slash paths relative to Out, sorted
+	// Rendered and Reused count the chapters rendered by this build and
+	// those taken unchanged from Options.Renders.
+	Rendered, Reused int
+	Elapsed          time.Duration
+}
+
+// Stylesheet returns the site path of the book's content-hashed stylesheet
+// ("assets/book.3f2a9c1e.css"), "" when no site was written.
+func (r *Result) Stylesheet() string {
+	for _, f := range r.Files {
+		if strings.HasPrefix(f, "assets/book.") && strings.HasSuffix(f, ".css") {
+			return f
+		}
+	}
+	return ""
 }
 
 // Summary is the one-line account of a build printed by bookgen:
-// "4 pages, 12 checks run, 30 cached, 1.234s".
+// "4 pages, 12 checks run, 30 cached, 1.234s"; when chapters were reused
+// from an earlier build (bookgen serve), the pages part says how many were
+// rendered again: "4 pages (1 rendered), 0 checks run, 42 cached, 85ms".
 func (r *Result) Summary() string {
 	ran, cached := 0, 0
 	if r.Report != nil {
 		ran, cached = r.Report.Ran, r.Report.Cached
 	}
-	return fmt.Sprintf("%d %s, %d %s run, %d cached, %s",
-		r.Pages, plural(r.Pages, "page", "pages"), ran, plural(ran, "check", "checks"), cached,
+	pages := fmt.Sprintf("%d %s", r.Pages, plural(r.Pages, "page", "pages"))
+	if r.Reused > 0 {
+		pages += fmt.Sprintf(" (%d rendered)", r.Rendered)
+	}
+	return fmt.Sprintf("%s, %d %s run, %d cached, %s",
+		pages, ran, plural(ran, "check", "checks"), cached,
 		r.Elapsed.Round(time.Millisecond))
 }
 
@@ -89,6 +119,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 		return res, err
 	}
 	r := render.New(b)
+	r.Cache = opt.Renders
 	pages := make([]*render.Page, len(docs))
 	var errs diag.List
 	for i, d := range docs {
@@ -102,11 +133,18 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := errs.Err(); err != nil {
 		return res, err
 	}
+	res.Rendered, res.Reused = r.Rendered, r.Reused
+	if opt.CheckExternal {
+		if err := site.CheckExternal(ctx, pages, site.ExternalOptions{}); err != nil {
+			return res, err
+		}
+	}
 	w, err := site.Write(b, pages, res.Out, site.Options{})
 	if err != nil {
 		return res, err
 	}
 	res.Pages = w.Pages
+	res.Files = w.Files
 	return res, nil
 }
 

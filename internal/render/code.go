@@ -65,7 +65,11 @@ func (nr *nodeRenderer) fenced(w util.BufWriter, src []byte, node ast.Node, ente
 	if n.Info != nil {
 		info = string(n.Info.Segment.Value(src))
 	}
-	writeCode(w, codeLines(n, src), parseInfo(info))
+	ci := parseInfo(info)
+	ci.SrcFile = attrString(n, attrSrcFile)
+	ci.SrcURL = attrString(n, attrSrcURL)
+	ci.Try = attrString(n, attrTry)
+	writeCode(w, codeLines(n, src), ci)
 	return ast.WalkSkipChildren, nil
 }
 
@@ -95,12 +99,39 @@ func codeLines(n ast.Node, src []byte) string {
 	return strings.Join(lines, "")
 }
 
-// codeInfo is what the page needs from a fenced block's info string.
+// codeInfo is what the page needs from a fenced block's info string, and
+// where the block's lines come from.
 type codeInfo struct {
 	Lang    string
 	Ignore  bool
 	LineNos bool
 	HLLines [][2]int // 1-based inclusive ranges
+
+	SrcFile string // "examples/x/y.go" for a block included from examples/
+	SrcURL  string // that file (and lines) in the repository, "" without one
+	Try     string // "go run ./examples/x/prog" or "go test ./examples/x"
+}
+
+// Node attributes set by Renderer.markSource and read by the fenced block
+// renderer; they never reach the page as attributes.
+const (
+	attrSrcFile = "bookgen-src-file"
+	attrSrcURL  = "bookgen-src-url"
+	attrTry     = "bookgen-try"
+)
+
+func attrString(n ast.Node, name string) string {
+	v, ok := n.AttributeString(name)
+	if !ok {
+		return ""
+	}
+	switch v := v.(type) {
+	case []byte:
+		return string(v)
+	case string:
+		return v
+	}
+	return ""
 }
 
 var langClass = regexp.MustCompile(`[^A-Za-z0-9_+-]`)
@@ -154,7 +185,27 @@ func writeCode(w util.BufWriter, code string, ci codeInfo) {
 		buf.WriteString(`<pre class="chroma"><code>` + html.EscapeString(code) + `</code></pre>`)
 	}
 	_, _ = w.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+	if ci.SrcFile != "" {
+		writeSource(w, ci)
+	}
 	_, _ = w.WriteString("</div>\n")
+}
+
+// writeSource writes the footer of a block included from examples/:
+//
+//	<p class="code-source"><span class="code-try">Try it: <code>go run ./examples/x/p</code></span>
+//	<a href="https://github.com/o/r/blob/main/examples/x/p/main.go#L3-L9">View examples/x/p/main.go</a></p>
+func writeSource(w util.BufWriter, ci codeInfo) {
+	_, _ = w.WriteString(`<p class="code-source">`)
+	if ci.Try != "" {
+		_, _ = w.WriteString(`<span class="code-try">Try it: <code>` + html.EscapeString(ci.Try) + `</code></span>`)
+	}
+	if ci.SrcURL != "" {
+		_, _ = w.WriteString(`<a class="code-view" href="` + html.EscapeString(ci.SrcURL) + `">View ` + html.EscapeString(ci.SrcFile) + `</a>`)
+	} else {
+		_, _ = w.WriteString(`<span class="code-view">` + html.EscapeString(ci.SrcFile) + `</span>`)
+	}
+	_, _ = w.WriteString(`</p>`)
 }
 
 // dedentable lists the languages whose blocks lose their common leading

@@ -18,6 +18,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -52,6 +53,16 @@ type Page struct {
 	// Summary is the plain text of the first paragraph, for the description
 	// meta tag ("" when the chapter has no paragraph).
 	Summary string
+	// External lists every http and https link of the page, for the
+	// optional external link check (bookgen build --check-external).
+	External []ExternalLink
+}
+
+// ExternalLink is a link that leaves the site.
+type ExternalLink struct {
+	URL  string // absolute http or https URL, as written
+	File string // where it is written (repository-relative)
+	Line int
 }
 
 // Heading is one heading of a page.
@@ -83,9 +94,16 @@ type Link struct {
 // Renderer renders the chapters of one book. It is safe for use by one
 // goroutine at a time.
 type Renderer struct {
+	// Cache, when set, is consulted before rendering and filled after.
+	Cache *Cache
+	// Rendered and Reused count the chapters rendered and those taken
+	// from Cache by this Renderer.
+	Rendered, Reused int
+
 	book     *book.Book
 	md       goldmark.Markdown
-	chapters map[string]bool // book-relative paths of non-draft chapters
+	chapters map[string]bool   // book-relative paths of non-draft chapters
+	probes   map[string]string // what the current render learnt from the file system
 }
 
 // New returns a Renderer for b. Links are resolved against b's chapters and
@@ -121,6 +139,23 @@ func New(b *book.Book) *Renderer {
 // book, or to a repository file that does not exist, is a *diag.Error naming
 // the line of the link.
 func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
+	key := r.cacheKey(d)
+	if pg := r.Cache.get(key, r); pg != nil {
+		r.Reused++
+		return pg, nil
+	}
+	r.probes = map[string]string{}
+	pg, err := r.render(d)
+	if err != nil {
+		return nil, err
+	}
+	r.Rendered++
+	r.Cache.put(key, pg, r.probes)
+	return pg, nil
+}
+
+// render renders d without the cache.
+func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	src := d.Markdown
 	doc := r.md.Parser().Parse(text.NewReader(src))
 	lines := newLineIndex(src)
@@ -151,10 +186,23 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 				return ast.WalkContinue, nil
 			}
 			n.Destination = []byte(dest)
+			if isExternal(dest) {
+				file, line := origin(d, lines.line(blockStart(n)))
+				pg.External = append(pg.External, ExternalLink{URL: dest, File: file, Line: line})
+			}
 			if lk != nil {
 				lk.File, lk.Line = origin(d, lines.line(blockStart(n)))
 				pg.Links = append(pg.Links, *lk)
 			}
+		case *ast.AutoLink:
+			if n.AutoLinkType == ast.AutoLinkURL {
+				if u := string(n.URL(src)); isExternal(u) {
+					file, line := origin(d, lines.line(blockStart(n)))
+					pg.External = append(pg.External, ExternalLink{URL: u, File: file, Line: line})
+				}
+			}
+		case *ast.FencedCodeBlock:
+			r.markSource(d, n, lines)
 		case *ast.Image:
 			if e := r.checkImage(chPath, string(n.Destination)); e != nil {
 				e.File, e.Line = origin(d, lines.line(blockStart(n)))
@@ -214,13 +262,13 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 			return out, &Link{Target: bookPath, Fragment: u.Fragment}, nil
 		}
 		if r.book.Root != "" {
-			if _, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath))); err != nil {
+			if _, err := r.stat(repoPath); err != nil {
 				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
 			}
 		}
 		return dest, nil, nil // an asset copied with the book
 	}
-	fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath)))
+	fi, err := r.stat(repoPath)
 	if err != nil {
 		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
 	}
@@ -239,6 +287,68 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	return out, nil, nil
 }
 
+// isExternal reports whether dest is an absolute http or https URL.
+func isExternal(dest string) bool {
+	u, err := url.Parse(dest)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// markSource gives a fenced block whose lines come from one file under
+// examples/ the attributes its footer is made from: data-src (the file,
+// with "#L<first>-L<last>" on the repository URL when one is configured)
+// and data-try (the command that runs it: "go run ./dir" for a main
+// package, "go test ./dir" for a library).
+func (r *Renderer) markSource(d *expand.Doc, n *ast.FencedCodeBlock, lines lineIndex) {
+	if n.Lines().Len() == 0 {
+		return
+	}
+	first := d.Origin(lines.line(n.Lines().At(0).Start))
+	last := d.Origin(lines.line(n.Lines().At(n.Lines().Len() - 1).Start))
+	if !strings.HasPrefix(first.File, "examples/") || last.File != first.File {
+		return
+	}
+	n.SetAttributeString(attrSrcFile, []byte(first.File))
+	if repo := strings.TrimSuffix(r.book.Config.Repository, "/"); repo != "" {
+		u := repo + "/blob/main/" + (&url.URL{Path: first.File}).EscapedPath()
+		if first.Line > 0 && last.Line >= first.Line {
+			u += fmt.Sprintf("#L%d-L%d", first.Line, last.Line)
+		}
+		n.SetAttributeString(attrSrcURL, []byte(u))
+	}
+	if strings.HasSuffix(first.File, ".go") && !strings.HasSuffix(first.File, "_test.go") {
+		dir := path.Dir(first.File)
+		verb := "test"
+		if r.isMain(first.File) {
+			verb = "run"
+		}
+		n.SetAttributeString(attrTry, []byte("go "+verb+" ./"+dir))
+	}
+}
+
+// isMain reports whether the Go file at the repository path p declares
+// package main.
+func (r *Renderer) isMain(p string) bool {
+	if r.book.Root == "" {
+		return false
+	}
+	main := false
+	if data, err := os.ReadFile(filepath.Join(r.book.Root, filepath.FromSlash(p))); err == nil {
+		main = packageName(data) == "main"
+	}
+	r.probe("main:"+p, strconv.FormatBool(main))
+	return main
+}
+
+// packageName returns the name in a Go file's package clause.
+func packageName(src []byte) string {
+	for _, l := range strings.Split(string(src), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "package" {
+			return f[1]
+		}
+	}
+	return ""
+}
+
 // checkImage accepts an image that is a URL or a file under book/ (the
 // site stage copies those); anything else would be missing from the site.
 func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
@@ -251,7 +361,7 @@ func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 		return &diag.Error{Msg: fmt.Sprintf("image %q is outside book/; only files under book/ are copied to the site", dest)}
 	}
 	if r.book.Root != "" {
-		if _, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath))); err != nil {
+		if _, err := r.stat(repoPath); err != nil {
 			return &diag.Error{Msg: fmt.Sprintf("image %q names %s, which does not exist", dest, repoPath)}
 		}
 	}

@@ -330,3 +330,88 @@ func TestDedent(t *testing.T) {
 		t.Errorf("console output lost its indentation:\n%s", pg.HTML)
 	}
 }
+
+func TestBlockFromExamplesGetsSourceAndTryLines(t *testing.T) {
+	b := testBook(t)
+	must(t, os.MkdirAll(filepath.Join(b.Root, "examples", "stream", "demo"), 0o755))
+	must(t, os.WriteFile(filepath.Join(b.Root, "examples", "stream", "demo", "main.go"), []byte("// Demo.\npackage main\n\nfunc main() {}\n"), 0o644))
+	md := "```go\npackage main\n\nfunc main() {}\n```\n\n```go\npackage stream\n```\n\n```go\nx := 1\n```\n"
+	d := doc(b, 1, md)
+	// Lines 2-4 come from the demo program, line 8 from the library.
+	for i, line := range []int{2, 3, 4} {
+		d.Origins[i+1] = expand.Origin{File: "examples/stream/demo/main.go", Line: line}
+	}
+	d.Origins[7] = expand.Origin{File: "examples/stream/state.go", Line: 1}
+	pg, err := New(b).Render(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(pg.HTML)
+	for _, want := range []string{
+		`Try it: <code>go run ./examples/stream/demo</code>`,
+		`href="https://github.com/o/r/blob/main/examples/stream/demo/main.go#L2-L4"`,
+		`Try it: <code>go test ./examples/stream</code>`,
+		`href="https://github.com/o/r/blob/main/examples/stream/state.go#L1-L1"`,
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("missing %s in\n%s", want, h)
+		}
+	}
+	if n := strings.Count(h, `class="code-source"`); n != 2 {
+		t.Errorf("%d source lines, want 2 (the chapter's own block has none)", n)
+	}
+	if strings.Contains(h, "bookgen-") {
+		t.Errorf("internal attribute leaked into the page:\n%s", h)
+	}
+}
+
+func TestExternalLinksCollected(t *testing.T) {
+	b := testBook(t)
+	md := "# T\n\nSee [a](https://example.com/a) and <https://example.org/b>,\n[local](ownership.md) and [mail](mailto:x@y.z).\n"
+	pg, err := New(b).Render(doc(b, 0, md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ExternalLink{
+		{URL: "https://example.com/a", File: "book/introduction.md", Line: 3},
+		{URL: "https://example.org/b", File: "book/introduction.md", Line: 3},
+	}
+	if len(pg.External) != len(want) {
+		t.Fatalf("external links %+v, want %+v", pg.External, want)
+	}
+	for i := range want {
+		if pg.External[i] != want[i] {
+			t.Errorf("external link %d: %+v, want %+v", i, pg.External[i], want[i])
+		}
+	}
+}
+
+// TestCacheReusesUnchangedPages renders a chapter twice through one Cache
+// (the second time from it), then after an edit to the chapter and after
+// the file it links to disappears (both render again; the second fails).
+func TestCacheReusesUnchangedPages(t *testing.T) {
+	b := testBook(t)
+	c := &Cache{}
+	md := "# Own\n\nSee [state](../examples/stream/state.go).\n"
+	for i, want := range []struct{ rendered, reused int }{{1, 0}, {0, 1}} {
+		r := New(b)
+		r.Cache = c
+		if _, err := r.Render(doc(b, 1, md)); err != nil {
+			t.Fatal(err)
+		}
+		if r.Rendered != want.rendered || r.Reused != want.reused {
+			t.Errorf("render %d: rendered %d, reused %d; want %+v", i, r.Rendered, r.Reused, want)
+		}
+	}
+	r := New(b)
+	r.Cache = c
+	if _, err := r.Render(doc(b, 1, md+"\nMore.\n")); err != nil || r.Rendered != 1 {
+		t.Errorf("after an edit: rendered %d, err %v; want a new rendering", r.Rendered, err)
+	}
+	must(t, os.Remove(filepath.Join(b.Root, "examples", "stream", "state.go")))
+	r = New(b)
+	r.Cache = c
+	if _, err := r.Render(doc(b, 1, md)); err == nil {
+		t.Errorf("a cached page was reused after the file it links to was removed (reused %d)", r.Reused)
+	}
+}

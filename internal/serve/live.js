@@ -1,5 +1,6 @@
-// bookgen serve: reload the page after a good rebuild, show the problems
-// (file:line) over the page after a bad one.
+// bookgen serve: reload the page after a good rebuild, swap the stylesheet
+// after a change to CSS only, show the problems (file:line, with a
+// transcript's diff) over the page after a bad one.
 (function () {
   "use strict";
   var shown = null;
@@ -12,6 +13,7 @@
   function show(message) {
     hide();
     var box = document.createElement("div");
+    box.id = "bookgen-error";
     box.setAttribute("role", "alert");
     box.style.cssText = "position:fixed;left:1rem;right:1rem;bottom:1rem;z-index:1000;max-height:60vh;overflow:auto;" +
       "background:#2d0a0a;color:#ffdcd7;border:1px solid #f85149;border-radius:8px;padding:0.75rem 1rem;" +
@@ -28,11 +30,32 @@
     head.appendChild(close);
     var pre = document.createElement("pre");
     pre.style.cssText = "margin:0;white-space:pre-wrap";
-    pre.textContent = message;
+    // Colour the lines of a diff: "-" expected, "+" actual.
+    message.split("\n").forEach(function (line) {
+      var span = document.createElement("span");
+      var t = line.replace(/^\s+/, "");
+      if (/^-/.test(t)) span.style.color = "#ffa198";
+      else if (/^\+/.test(t)) span.style.color = "#7ee787";
+      else if (!/^\s/.test(line)) span.style.fontWeight = "600";
+      span.textContent = line + "\n";
+      pre.appendChild(span);
+    });
     box.appendChild(head);
     box.appendChild(pre);
     document.body.appendChild(box);
     shown = box;
+  }
+
+  // swapCSS points the book's stylesheet at its new content-hashed name;
+  // the old one is removed once the new one has loaded, so nothing flashes.
+  function swapCSS(sitePath) {
+    var old = document.querySelector('link[rel=stylesheet][href*="assets/book."]');
+    if (!old) { location.reload(); return; }
+    var root = (document.body && document.body.getAttribute("data-root")) || "";
+    var link = old.cloneNode();
+    link.href = new URL(root + sitePath, location.href).href;
+    link.onload = function () { old.remove(); };
+    old.after(link);
   }
 
   var es = new EventSource("/__bookgen/events");
@@ -45,6 +68,10 @@
   es.addEventListener("reload", function (e) {
     id = e.data;
     location.reload();
+  });
+  es.addEventListener("css", function (e) {
+    hide();
+    swapCSS(e.data);
   });
   es.addEventListener("build-error", function (e) { show(e.data); });
 })();

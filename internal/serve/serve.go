@@ -9,7 +9,12 @@
 //
 //	/__bookgen/events   text/event-stream: "hello" (data: build id) on connect,
 //	                    "reload" (data: build id) after a good build,
-//	                    "build-error" (data: the problems, one per line) after a bad one
+//	                    "css" (data: the new stylesheet's site path, e.g.
+//	                    "assets/book.3f2a9c1e.css") after a good build that only a
+//	                    change to theme/*.css caused: the page swaps its stylesheet
+//	                    without reloading,
+//	                    "build-error" (data: the problems, one per line, with their
+//	                    details, such as a transcript's diff) after a bad one
 //	/__bookgen/live.js  the script injected before </body> of every served page
 package serve
 
@@ -31,6 +36,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/render"
 )
 
 // Options configure Run.
@@ -41,6 +47,10 @@ type Options struct {
 	// Debounce is how long the sources must be quiet before a rebuild
 	// (100ms when zero).
 	Debounce time.Duration
+	// Poll, when positive, replaces file system events (fsnotify) by
+	// comparing every watched file's modification time and size at this
+	// interval (bookgen serve --poll).
+	Poll time.Duration
 	// BuildFunc replaces build.Build (tests); nil means build.Build.
 	BuildFunc func(context.Context, build.Options) (*build.Result, error)
 }
@@ -69,15 +79,24 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	if opt.BuildFunc == nil {
 		opt.BuildFunc = build.Build
 	}
+	if opt.Build.Renders == nil {
+		// Rebuild only what changed: unchanged chapters are not rendered
+		// again (verification has its own cache on disk).
+		opt.Build.Renders = &render.Cache{}
+	}
 	s := &server{opt: opt, out: opt.Build.OutDir(), clients: map[chan event]bool{}, nonce: time.Now().UnixNano()}
 
-	w, err := newWatcher(opt.Build.Root, s.out)
+	w, err := newWatcher(opt.Build.Root, s.out, opt.Poll)
 	if err != nil {
 		return err
 	}
 	defer w.close()
 
-	fmt.Fprintf(opt.Log, "bookgen: serving %s on http://%s/\n", s.out, ln.Addr())
+	how := "watching with fsnotify"
+	if opt.Poll > 0 {
+		how = fmt.Sprintf("polling every %s", opt.Poll)
+	}
+	fmt.Fprintf(opt.Log, "bookgen: serving %s on http://%s/ (%s)\n", s.out, ln.Addr(), how)
 	s.rebuild(ctx, nil)
 
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
@@ -162,10 +181,26 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	fmt.Fprintf(s.opt.Log, "bookgen: build %d: %s\n", n, res.Summary())
 	s.mu.Lock()
 	s.good = n
+	wasBroken := s.lastErr != ""
 	s.lastErr = ""
 	id := s.buildID()
 	s.mu.Unlock()
+	if css := res.Stylesheet(); css != "" && !wasBroken && onlyCSS(changed) {
+		s.broadcast(event{"css", css})
+		return
+	}
 	s.broadcast(event{"reload", id})
+}
+
+// onlyCSS reports whether every changed path is a stylesheet of the theme,
+// so that the open pages can swap their stylesheet instead of reloading.
+func onlyCSS(changed []string) bool {
+	for _, p := range changed {
+		if !strings.HasPrefix(p, "theme/") || !strings.HasSuffix(p, ".css") {
+			return false
+		}
+	}
+	return len(changed) > 0
 }
 
 func (s *server) broadcast(ev event) {

@@ -19,19 +19,28 @@ var (
 	WatchedFiles = []string{"go.mod", "go.sum"}
 )
 
-// watcher reports changes under the watched folders of a repository.
+// watcher reports changes under the watched folders of a repository,
+// either from fsnotify or, with a poll interval, by comparing every watched
+// file's modification time and size at that interval (for file systems
+// whose native events do not arrive: some network mounts, container bind
+// mounts, WSL).
 type watcher struct {
-	fs   *fsnotify.Watcher
+	fs   *fsnotify.Watcher // nil when polling
+	poll time.Duration     // > 0 when polling
 	root string
 	out  string // the output folder: never watched
 }
 
-func newWatcher(root, out string) (*watcher, error) {
+func newWatcher(root, out string, poll time.Duration) (*watcher, error) {
+	w := &watcher{root: root, out: out, poll: poll}
+	if poll > 0 {
+		return w, nil
+	}
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{fs: fw, root: root, out: out}
+	w.fs = fw
 	// The root itself, to see a watched folder appear or go.mod change.
 	if err := fw.Add(root); err != nil {
 		fw.Close()
@@ -43,7 +52,11 @@ func newWatcher(root, out string) (*watcher, error) {
 	return w, nil
 }
 
-func (w *watcher) close() { w.fs.Close() }
+func (w *watcher) close() {
+	if w.fs != nil {
+		w.fs.Close()
+	}
+}
 
 // addTree watches dir and every folder below it that is not skipped.
 func (w *watcher) addTree(dir string) {
@@ -106,9 +119,45 @@ func (w *watcher) relevant(p string) (string, bool) {
 // quiet, until ctx is done. Changes that arrive during a rebuild lead to
 // another rebuild after it.
 func (w *watcher) run(ctx context.Context, quiet time.Duration, rebuild func(changed []string)) {
+	changes := make(chan string, 64)
+	if w.poll > 0 {
+		go w.pollLoop(ctx, changes)
+	} else {
+		go w.notifyLoop(ctx, changes)
+	}
+	debounce(ctx, changes, quiet, rebuild)
+}
+
+// debounce collects the paths from in and calls rebuild with them once none
+// has arrived for quiet. An empty path means "something changed, unknown
+// what" (an event overflow): it triggers a rebuild without naming a path.
+func debounce(ctx context.Context, in <-chan string, quiet time.Duration, rebuild func(changed []string)) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var changed []string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case rel, ok := <-in:
+			if !ok {
+				return
+			}
+			if rel != "" && !slices.Contains(changed, rel) {
+				changed = append(changed, rel)
+			}
+			timer.Reset(quiet)
+		case <-timer.C:
+			c := changed
+			changed = nil
+			rebuild(c)
+		}
+	}
+}
+
+// notifyLoop turns fsnotify events into relevant paths, watching folders
+// created later.
+func (w *watcher) notifyLoop(ctx context.Context, out chan<- string) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -126,18 +175,88 @@ func (w *watcher) run(ctx context.Context, quiet time.Duration, rebuild func(cha
 					w.addTree(ev.Name)
 				}
 			}
-			if !slices.Contains(changed, rel) {
-				changed = append(changed, rel)
+			out <- rel
+		case _, ok := <-w.fs.Errors:
+			if !ok {
+				return
 			}
-			timer.Reset(quiet)
-		case <-w.fs.Errors:
 			// An overflow loses events: rebuild to be safe.
-			timer.Reset(quiet)
-		case <-timer.C:
-			c := changed
-			changed = nil
-			rebuild(c)
+			out <- ""
 		}
+	}
+}
+
+// fileStamp is what polling compares.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+	dir  bool
+}
+
+// snapshot stamps every relevant file and folder.
+func (w *watcher) snapshot() map[string]fileStamp {
+	m := map[string]fileStamp{}
+	stamp := func(p string, fi fs.FileInfo) {
+		if rel, ok := w.relevant(p); ok {
+			m[rel] = fileStamp{mod: fi.ModTime(), size: fi.Size(), dir: fi.IsDir()}
+		}
+	}
+	for _, f := range WatchedFiles {
+		p := filepath.Join(w.root, f)
+		if fi, err := os.Stat(p); err == nil {
+			stamp(p, fi)
+		}
+	}
+	for _, d := range WatchedDirs {
+		_ = filepath.WalkDir(filepath.Join(w.root, d), func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if e.IsDir() && w.skipDir(p) && p != filepath.Join(w.root, d) {
+				return fs.SkipDir
+			}
+			if fi, err := e.Info(); err == nil {
+				stamp(p, fi)
+			}
+			return nil
+		})
+	}
+	return m
+}
+
+// pollLoop compares snapshots every w.poll and sends what differs:
+// files created, removed, or with another modification time or size.
+func (w *watcher) pollLoop(ctx context.Context, out chan<- string) {
+	prev := w.snapshot()
+	t := time.NewTicker(w.poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cur := w.snapshot()
+		var diff []string
+		for rel, st := range cur {
+			if old, ok := prev[rel]; !ok || (!st.dir && (!old.mod.Equal(st.mod) || old.size != st.size)) {
+				diff = append(diff, rel)
+			}
+		}
+		for rel := range prev {
+			if _, ok := cur[rel]; !ok {
+				diff = append(diff, rel)
+			}
+		}
+		slices.Sort(diff)
+		for _, rel := range diff {
+			select {
+			case out <- rel:
+			case <-ctx.Done():
+				return
+			}
+		}
+		prev = cur
 	}
 }
 

@@ -38,11 +38,20 @@ type pageData struct {
 	EditURL     string // "" without an edit URL template
 	Root        string // relative path to the site root: "", "../", ...
 	CSS, JS     string // asset URLs, relative to the page
+	ThemeJS     string // the script that sets the remembered theme before the first paint
+	SearchIndex string // the search index (JSON), relative to the page
+	SearchLib   string // the search library, relative to the page
 	IsIndex     bool
-	TOC         []tocEntry
-	Content     template.HTML
-	Prev, Next  *navLink
-	OnThisPage  []render.Heading // level 2 and 3 headings
+	IsPrint     bool // print.html: the whole book
+	IsNotFound  bool // 404.html
+	// LongTOC is set for chapters with at least LongChapter headings of
+	// level 2 and 3: they get an in-page table of contents at the top too
+	// (shown where the "On this page" column does not fit).
+	LongTOC    bool
+	TOC        []tocEntry
+	Content    template.HTML
+	Prev, Next *navLink
+	OnThisPage []render.Heading // level 2 and 3 headings
 }
 
 // page renders chapter i of b at the site path of the Markdown path mdPath
@@ -90,8 +99,13 @@ func page(tmpl *template.Template, b *book.Book, pages []*render.Page, i int, md
 			d.OnThisPage = append(d.OnThisPage, h)
 		}
 	}
+	d.LongTOC = len(d.OnThisPage) >= LongChapter
 	return execute(tmpl, d, sitePath)
 }
+
+// LongChapter is how many level-2 and level-3 headings make a chapter long
+// enough for an in-page table of contents at its top.
+const LongChapter = 4
 
 // common fills the fields every page shares.
 func common(b *book.Book, root string, a assets) *pageData {
@@ -104,13 +118,16 @@ func common(b *book.Book, root string, a assets) *pageData {
 		title = b.Title
 	}
 	return &pageData{
-		Lang:       lang,
-		BookTitle:  title,
-		Authors:    strings.Join(b.Config.Authors, ", "),
-		Repository: b.Config.Repository,
-		Root:       root,
-		CSS:        root + a.css,
-		JS:         root + a.js,
+		Lang:        lang,
+		BookTitle:   title,
+		Authors:     strings.Join(b.Config.Authors, ", "),
+		Repository:  b.Config.Repository,
+		Root:        root,
+		CSS:         root + a.css,
+		JS:          root + a.js,
+		ThemeJS:     root + a.themeJS,
+		SearchIndex: root + a.search,
+		SearchLib:   root + a.searchLib,
 	}
 }
 
@@ -126,6 +143,7 @@ func notFound(tmpl *template.Template, b *book.Book, a assets) ([]byte, error) {
 	}
 	d := common(b, root, a)
 	d.Title = "Page not found"
+	d.IsNotFound = true
 	d.TOC = toc(b.Items, nil, root)
 	d.Description = b.Config.Description
 	first := b.Chapters[0]

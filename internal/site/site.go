@@ -1,8 +1,12 @@
 // Package site writes a rendered book as a static web site: one page per
 // chapter (book/a/b.md becomes a/b.html), index.html (a copy of the first
-// chapter, as mdBook does), a 404 page, the theme's stylesheet and script
-// under content-hashed names in assets/ (assets/book.3f2a9c1e.css, cacheable
-// forever) and the book's non-Markdown files (images).
+// chapter, as mdBook does), a 404 page, print.html (the whole book in one
+// page, links between chapters turned into links within it), sitemap.xml
+// (when book.toml gives a site URL), the theme's stylesheet, scripts and
+// search index under content-hashed names in assets/
+// (assets/book.3f2a9c1e.css, cacheable forever), the vendored search
+// library under assets/vendor/<name-version>/, and the book's non-Markdown
+// files (images).
 //
 // The site is built in a temporary sibling of the output folder and swapped
 // in only when every file was written, so a failed build leaves the previous
@@ -133,8 +137,10 @@ func (f files) add(name string, data []byte) error {
 	return nil
 }
 
-// assets are the hashed names of the stylesheet and the script.
-type assets struct{ css, js string }
+// assets are the site paths of the stylesheet, the script, the theme
+// script run before the first paint, the search index and the search
+// library.
+type assets struct{ css, js, themeJS, search, searchLib string }
 
 // generate produces every file of the site in memory.
 func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
@@ -155,13 +161,32 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 	if err != nil {
 		return nil, fmt.Errorf("theme: %w", err)
 	}
-	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
-	a := assets{css: "assets/" + hashedName("book", ".css", css), js: "assets/" + hashedName("book", ".js", js)}
-	if err := out.add(a.css, css); err != nil {
+	themeJS, err := fs.ReadFile(th, "theme.js")
+	if err != nil {
+		return nil, fmt.Errorf("theme: %w", err)
+	}
+	index, err := searchIndex(b, pages)
+	if err != nil {
 		return nil, err
 	}
-	if err := out.add(a.js, js); err != nil {
+	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
+	a := assets{
+		css:       "assets/" + hashedName("book", ".css", css),
+		js:        "assets/" + hashedName("book", ".js", js),
+		themeJS:   "assets/" + hashedName("theme", ".js", themeJS),
+		search:    "assets/" + hashedName("search", ".json", index),
+		searchLib: "assets/vendor/" + SearchLib + "/minisearch.js",
+	}
+	for name, data := range map[string][]byte{a.css: css, a.js: js, a.themeJS: themeJS, a.search: index} {
+		if err := out.add(name, data); err != nil {
+			return nil, err
+		}
+	}
+	if err := copyTree(out, th, "vendor", "assets/vendor"); err != nil {
 		return nil, err
+	}
+	if _, ok := out[a.searchLib]; !ok {
+		return nil, fmt.Errorf("theme: vendor/%s/minisearch.js is missing", SearchLib)
 	}
 	if err := copyTree(out, th, "static", ""); err != nil {
 		return nil, err
@@ -195,6 +220,22 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 			return nil, err
 		}
 		if err := out.add("404.html", html); err != nil {
+			return nil, err
+		}
+	}
+	html, err := printPage(tmpl, b, pages, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := out.add("print.html", html); err != nil {
+		return nil, err
+	}
+	if b.Config.SiteURL != "" {
+		sm, err := sitemap(b)
+		if err != nil {
+			return nil, err
+		}
+		if err := out.add("sitemap.xml", sm); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,133 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ownership-book/ownership/internal/expand"
+)
+
+// Cache keeps rendered chapters between builds of the same book (bookgen
+// serve), so that a rebuild after an edit to one chapter renders that
+// chapter only. An entry is found by a key of everything the page is made
+// from: the chapter's path and expanded Markdown, the origin of every line,
+// the book's chapters and repository URL. Besides, an entry remembers what
+// rendering learnt from the file system (which linked files exist, whether
+// an included file is package main) and is used only while that still
+// holds. A failed rendering is never cached. The zero Cache is ready; a nil
+// *Cache caches nothing. A Cache is safe for concurrent use.
+type Cache struct {
+	mu      sync.Mutex
+	entries map[string]*cacheEntry
+}
+
+type cacheEntry struct {
+	page   *Page
+	probes map[string]string
+}
+
+// Len returns the number of cached pages.
+func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func (c *Cache) get(key string, r *Renderer) *Page {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	e := c.entries[key]
+	c.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	for name, want := range e.probes {
+		if r.reprobe(name) != want {
+			return nil
+		}
+	}
+	return e.page
+}
+
+func (c *Cache) put(key string, pg *Page, probes map[string]string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]*cacheEntry{}
+	}
+	c.entries[key] = &cacheEntry{page: pg, probes: probes}
+}
+
+// cacheKey hashes what the page of d is made from.
+func (r *Renderer) cacheKey(d *expand.Doc) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "render v1\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
+	h.Write(d.Markdown)
+	for _, o := range d.Origins {
+		fmt.Fprintf(h, "%s:%d\x00", o.File, o.Line)
+	}
+	chapters := make([]string, 0, len(r.chapters))
+	for p := range r.chapters {
+		chapters = append(chapters, p)
+	}
+	slices.Sort(chapters)
+	for _, p := range chapters {
+		fmt.Fprintf(h, "ch:%s\x00", p)
+	}
+	fmt.Fprintf(h, "repo:%s\x00root:%s", r.book.Config.Repository, r.book.Root)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// stat looks up a repository-relative path and records the answer.
+func (r *Renderer) stat(repoPath string) (fs.FileInfo, error) {
+	fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath)))
+	r.probe("stat:"+repoPath, statString(fi, err))
+	return fi, err
+}
+
+func statString(fi fs.FileInfo, err error) string {
+	switch {
+	case err != nil:
+		return "missing"
+	case fi.IsDir():
+		return "dir"
+	default:
+		return "file"
+	}
+}
+
+func (r *Renderer) probe(name, answer string) {
+	if r.probes != nil {
+		r.probes[name] = answer
+	}
+}
+
+// reprobe answers a recorded question again.
+func (r *Renderer) reprobe(name string) string {
+	kind, p, _ := strings.Cut(name, ":")
+	switch kind {
+	case "stat":
+		fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(p)))
+		return statString(fi, err)
+	case "main":
+		data, err := os.ReadFile(filepath.Join(r.book.Root, filepath.FromSlash(p)))
+		return strconv.FormatBool(err == nil && packageName(data) == "main")
+	}
+	return ""
+}

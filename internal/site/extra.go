@@ -1,0 +1,194 @@
+package site
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html/template"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/render"
+)
+
+// SearchLib is the folder of the vendored search library inside the theme
+// (theme/vendor/) and inside the site's assets/vendor/; its name carries the
+// version, so the site may cache it forever.
+const SearchLib = "minisearch-7.2.0"
+
+// SearchDoc is one entry of the search index (assets/search.<hash>.json): a
+// heading's section of a chapter. Field names are short because the index
+// is downloaded whole the first time a reader opens search.
+type SearchDoc struct {
+	ID     int      `json:"id"`
+	Title  string   `json:"t"` // the heading's text (the chapter title for text before the first heading)
+	Crumbs []string `json:"b"` // part title (if any), numbered chapter title
+	URL    string   `json:"u"` // relative to the site root, with "#anchor" for a section
+	Text   string   `json:"x"` // the section's plain text
+}
+
+// searchIndex builds the index: one entry per section of every chapter,
+// in reading order.
+func searchIndex(b *book.Book, pages []*render.Page) ([]byte, error) {
+	parts := partTitles(b.Items, "", map[*book.Item]string{})
+	var docs []SearchDoc
+	for i, ch := range b.Chapters {
+		crumbs := []string{}
+		if p := parts[ch]; p != "" {
+			crumbs = append(crumbs, p)
+		}
+		crumbs = append(crumbs, strings.TrimSpace(numberString(ch.Number)+" "+pages[i].Title))
+		for _, s := range pages[i].Sections {
+			u := htmlPath(ch.Path)
+			if s.Anchor != "" {
+				u += "#" + s.Anchor
+			}
+			docs = append(docs, SearchDoc{ID: len(docs), Title: s.Title, Crumbs: crumbs, URL: u, Text: s.Text})
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(docs); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// partTitles maps every chapter to the part title above it ("" before the
+// first part title).
+func partTitles(items []*book.Item, cur string, out map[*book.Item]string) map[*book.Item]string {
+	for _, it := range items {
+		switch it.Kind {
+		case book.KindPartTitle:
+			cur = it.Title
+		case book.KindChapter:
+			out[it] = cur
+			partTitles(it.Children, cur, out)
+		}
+	}
+	return out
+}
+
+// sitemap returns sitemap.xml (https://www.sitemaps.org/protocol.html) for
+// a book with a site URL: the site root and every chapter page. It has no
+// <lastmod>, so that the same book gives the same file.
+func sitemap(b *book.Book) ([]byte, error) {
+	type loc struct {
+		Loc string `xml:"loc"`
+	}
+	type urlset struct {
+		XMLName xml.Name `xml:"urlset"`
+		NS      string   `xml:"xmlns,attr"`
+		URLs    []loc    `xml:"url"`
+	}
+	base := b.Config.SiteURL
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	set := urlset{NS: "http://www.sitemaps.org/schemas/sitemap/0.9", URLs: []loc{{base}}}
+	for _, ch := range b.Chapters {
+		set.URLs = append(set.URLs, loc{base + (&url.URL{Path: htmlPath(ch.Path)}).EscapedPath()})
+	}
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header)
+	enc := xml.NewEncoder(&buf)
+	enc.Indent("", "  ")
+	if err := enc.Encode(set); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// printID is the id of chapter p's section in print.html: "stream/takeover.md"
+// is "stream-takeover"; an element "x" of that chapter becomes
+// "stream-takeover--x".
+func printID(p string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(p, ".md"), "/", "-")
+}
+
+var (
+	idAttrAll = regexp.MustCompile(`(\sid=")([^"]*)(")`)
+	urlAttr   = regexp.MustCompile(`(\s(?:href|src)=")([^"]*)(")`)
+)
+
+// printChapter rewrites the HTML of chapter ch for print.html, which sits at
+// the site root: ids get the chapter's prefix, links to chapters become
+// links to their sections in the same page, other relative URLs are made
+// relative to the root.
+func printChapter(ch *book.Item, html []byte, chapters map[string]string) []byte {
+	prefix := printID(ch.Path)
+	sitePath := htmlPath(ch.Path)
+	out := idAttrAll.ReplaceAllFunc(html, func(m []byte) []byte {
+		s := idAttrAll.FindSubmatch(m)
+		return []byte(string(s[1]) + prefix + "--" + string(s[2]) + string(s[3]))
+	})
+	return urlAttr.ReplaceAllFunc(out, func(m []byte) []byte {
+		s := urlAttr.FindSubmatch(m)
+		return []byte(string(s[1]) + printURL(string(s[2]), prefix, sitePath, chapters) + string(s[3]))
+	})
+}
+
+// printURL maps one href or src value of a chapter at sitePath.
+func printURL(v, prefix, sitePath string, chapters map[string]string) string {
+	if strings.HasPrefix(v, "#") {
+		return "#" + prefix + "--" + v[1:]
+	}
+	raw := strings.ReplaceAll(v, "&amp;", "&")
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(v, "/") || u.Path == "" {
+		return v
+	}
+	target := path.Join(path.Dir(sitePath), u.Path)
+	if p, ok := chapters[target]; ok {
+		if u.Fragment != "" {
+			return "#" + p + "--" + u.EscapedFragment()
+		}
+		return "#" + p
+	}
+	return template.HTMLEscapeString((&url.URL{Path: target, RawQuery: u.RawQuery, Fragment: u.Fragment}).String())
+}
+
+// printPage renders print.html: every chapter in reading order, each in a
+// <section> whose id is printID of its path.
+func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets) ([]byte, error) {
+	chapters := map[string]string{}
+	for _, ch := range b.Chapters {
+		chapters[htmlPath(ch.Path)] = printID(ch.Path)
+	}
+	var body bytes.Buffer
+	for i, ch := range b.Chapters {
+		fmt.Fprintf(&body, "<section class=\"print-chapter\" id=\"%s\" aria-label=\"%s\">\n",
+			template.HTMLEscapeString(printID(ch.Path)), template.HTMLEscapeString(pages[i].Title))
+		body.Write(printChapter(ch, pages[i].HTML, chapters))
+		body.WriteString("</section>\n")
+	}
+	d := common(b, "", a)
+	d.Title = "The whole book"
+	d.IsPrint = true
+	d.TOC = toc(b.Items, nil, "")
+	for i := range d.TOC {
+		printTOC(&d.TOC[i], chapters)
+	}
+	d.Description = b.Config.Description
+	d.Content = template.HTML(body.String())
+	if b.Config.SiteURL != "" {
+		d.Canonical = b.Config.SiteURL + "print.html"
+	}
+	return execute(tmpl, d, "print.html")
+}
+
+// printTOC points the sidebar of print.html at the sections of the page.
+func printTOC(e *tocEntry, chapters map[string]string) {
+	if p, ok := chapters[e.URL]; ok {
+		e.URL = "#" + p
+	}
+	for i := range e.Children {
+		printTOC(&e.Children[i], chapters)
+	}
+}
