@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Outcome names what applying a command did, or why it was refused. A refused
@@ -35,6 +36,19 @@ const (
 	BadRequest          Outcome = "bad-request"           // [400] input the machine refuses
 )
 
+// Text returns the outcome in words, for the messages of refusals: NotFound
+// and Gone say what the client can do about them; the others are their names
+// with spaces.
+func (o Outcome) Text() string {
+	switch o {
+	case NotFound:
+		return "not found (never created, deleted, or expired)"
+	case Gone:
+		return "deleted; its name stays taken while forks of it remain"
+	}
+	return strings.ReplaceAll(string(o), "-", " ")
+}
+
 // Result is the answer to one applied command, encoded in the bytes that
 // Machine.Apply returns.
 type Result struct {
@@ -57,15 +71,17 @@ type Result struct {
 	HasProducer bool   `json:"hasProducer,omitempty"`
 	ExpectedSeq uint64 `json:"expectedSeq,omitempty"`
 	ReceivedSeq uint64 `json:"receivedSeq,omitempty"`
-	// Claim is set when the append opened a newer epoch of a known producer:
-	// the epoch it closed and the last sequence number applied in that epoch.
+	// Claim is set when the append opened a newer epoch of a known producer
+	// (see Claim).
 	Claim *Claim `json:"claim,omitempty"`
 }
 
 // Claim is the answer to an append that opened a newer epoch (sequence
-// number 0): which epoch it closed, and the last sequence number applied in
-// that epoch. The new owner learns from it exactly where the old owner's
-// writes stopped.
+// number 0): ClosedEpoch is the producer's previous epoch, now closed, and
+// LastSeq the highest sequence number that epoch had applied. The new owner
+// learns from it exactly where the old owner's writes stopped (headers
+// Producer-Closed-Epoch and Producer-Closed-Seq; chapter "The epoch-fenced
+// stream", section "The claim and its answer").
 type Claim struct {
 	ClosedEpoch uint64 `json:"closedEpoch"`
 	LastSeq     uint64 `json:"lastSeq"`

@@ -157,14 +157,14 @@ func (st *State) Apply(c Command) Result {
 	case OpDelete:
 		s, o := st.live(c.Stream, c.Now)
 		if o != "" {
-			return refuse(o, "stream %q: %s", c.Stream, o)
+			return refuse(o, "stream %q: %s", c.Stream, o.Text())
 		}
 		st.remove(s)
 		return Result{Outcome: Deleted}
 	case OpTouch:
 		s, o := st.live(c.Stream, c.Now)
 		if o != "" {
-			return refuse(o, "stream %q: %s", c.Stream, o)
+			return refuse(o, "stream %q: %s", c.Stream, o.Text())
 		}
 		if c.Now > s.LastAccess {
 			s.LastAccess = c.Now
@@ -179,7 +179,7 @@ func (st *State) Apply(c Command) Result {
 		}
 		s, o := st.live(c.Stream, c.Now)
 		if o != "" {
-			return refuse(o, "stream %q: %s", c.Stream, o)
+			return refuse(o, "stream %q: %s", c.Stream, o.Text())
 		}
 		s.Incarnation = st.newIncarnation(c.Now)
 		return s.result(Reincarnated)
@@ -337,7 +337,7 @@ func (s *Stream) prefix(offset, sub int64) ([]Chunk, int64, Result) {
 func (st *State) append(c Command) Result {
 	s, o := st.live(c.Stream, c.Now)
 	if o != "" {
-		return refuse(o, "stream %q: %s", c.Stream, o)
+		return refuse(o, "stream %q: %s", c.Stream, o.Text())
 	}
 	empty := true
 	for _, m := range c.Messages {

@@ -6,14 +6,16 @@
 //     next to the protocol's Producer-Epoch (the current epoch).
 //   - The answer to a claim (an append that opens a newer epoch at sequence
 //     number 0) carries Producer-Closed-Epoch and Producer-Closed-Seq: the
-//     epoch it closed and the last sequence number applied in it.
-//   - Every answer about a stream carries Stream-Incarnation, the token of
-//     its history; an append may send it back in Stream-Incarnation, and a
-//     stale one is refused with 412 Precondition Failed.
+//     closed epoch and that epoch's last applied sequence number.
+//   - Every successful answer about a stream (create, append, HEAD, GET)
+//     carries Stream-Incarnation, the token of its history; an append may
+//     send it back in the same header, and a stale one is refused with 412
+//     Precondition Failed.
 //
 // Writes become commands of the stream state machine (package stream) and go
-// through an Applier (a Raft group, or a local machine); reads are served
-// from the local Machine.
+// through an Applier (a Raft group, or a local machine). Reads are served
+// from the local Machine, but only after Applier.LeaderRead has confirmed
+// that this voter leads and has applied every committed entry.
 package server
 
 import (
@@ -59,7 +61,7 @@ const (
 	// older epoch.
 	HeaderProducerOutcome = "Producer-Outcome"
 	// HeaderProducerClosedEpoch and HeaderProducerClosedSeq answer a claim:
-	// the epoch it closed and the last sequence number applied in it.
+	// the closed epoch and that epoch's last applied sequence number.
 	HeaderProducerClosedEpoch = "Producer-Closed-Epoch"
 	HeaderProducerClosedSeq   = "Producer-Closed-Seq"
 	// HeaderIncarnation carries the stream's incarnation token, in answers
@@ -557,12 +559,14 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request, name string) {
 		return
 	}
 	h := w.Header()
-	if res.HasProducer && res.Outcome != stream.EpochFenced {
-		h.Set(HeaderProducerEpoch, strconv.FormatUint(res.Epoch, 10))
-		h.Set(HeaderProducerSeq, strconv.FormatUint(res.Seq, 10))
-	}
 	switch res.Outcome {
 	case stream.Appended, stream.Duplicate, stream.ClosedNow:
+		// Producer-Epoch and Producer-Seq belong to success answers only
+		// (PROTOCOL.md 5.2.1 "Response Headers"); refusals carry their own.
+		if res.HasProducer {
+			h.Set(HeaderProducerEpoch, strconv.FormatUint(res.Epoch, 10))
+			h.Set(HeaderProducerSeq, strconv.FormatUint(res.Seq, 10))
+		}
 		h.Set(HeaderNextOffset, FormatOffset(res.NextOffset))
 		h.Set(HeaderIncarnation, res.Incarnation)
 		if res.Closed {
@@ -583,15 +587,23 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request, name string) {
 }
 
 // producerHeaders parses Producer-Id, Producer-Epoch and Producer-Seq: all
-// three or none (PROTOCOL.md 5.2.1).
+// three or none (PROTOCOL.md 5.2.1 "Request Headers"), each given once. A
+// header repeated with two values would leave the fence to guess which epoch
+// or sequence number was meant, so that is refused too.
 func producerHeaders(h http.Header) (*stream.Producer, error) {
-	_, hasID := h[http.CanonicalHeaderKey(HeaderProducerID)]
-	_, hasEpoch := h[http.CanonicalHeaderKey(HeaderProducerEpoch)]
-	_, hasSeq := h[http.CanonicalHeaderKey(HeaderProducerSeq)]
-	if !hasID && !hasEpoch && !hasSeq {
+	n := 0
+	for _, k := range []string{HeaderProducerID, HeaderProducerEpoch, HeaderProducerSeq} {
+		switch vs := h.Values(k); {
+		case len(vs) > 1:
+			return nil, fmt.Errorf("%s is given %d times (%q); give it once", k, len(vs), vs)
+		case len(vs) == 1:
+			n++
+		}
+	}
+	if n == 0 {
 		return nil, nil
 	}
-	if !hasID || !hasEpoch || !hasSeq {
+	if n < 3 {
 		return nil, fmt.Errorf("give all of %s, %s and %s, or none", HeaderProducerID, HeaderProducerEpoch, HeaderProducerSeq)
 	}
 	id := h.Get(HeaderProducerID)
@@ -709,7 +721,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	info, o := s.M.Stat(name, s.now().UnixNano())
 	if o != "" {
-		httpError(w, statusOf(o), "stream %q: %s", name, o)
+		httpError(w, statusOf(o), "stream %q: %s", name, o.Text())
 		return
 	}
 	var off int64
@@ -760,8 +772,15 @@ func body(rr stream.ReadResult) []byte {
 
 func (s *Server) readAt(w http.ResponseWriter, name string, off int64) (stream.ReadResult, bool) {
 	rr, o := s.M.Read(name, off, s.maxRead(), s.now().UnixNano())
-	if o != "" {
-		httpError(w, statusOf(o), "stream %q: cannot read at offset %s: %s", name, FormatOffset(off), o)
+	switch {
+	case o == stream.BadRequest && off > rr.Tail:
+		httpError(w, statusOf(o), "stream %q: offset %s is past the tail %s", name, FormatOffset(off), FormatOffset(rr.Tail))
+		return rr, false
+	case o == stream.BadRequest:
+		httpError(w, statusOf(o), "stream %q: offset %s falls inside a JSON message; read from a message boundary", name, FormatOffset(off))
+		return rr, false
+	case o != "":
+		httpError(w, statusOf(o), "stream %q: %s", name, o.Text())
 		return rr, false
 	}
 	return rr, true
@@ -870,7 +889,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off in
 		rr, o := s.M.Read(name, off, s.maxRead(), s.now().UnixNano())
 		if o != "" {
 			if !started {
-				httpError(w, statusOf(o), "stream %q: %s", name, o)
+				httpError(w, statusOf(o), "stream %q: %s", name, o.Text())
 			}
 			return
 		}

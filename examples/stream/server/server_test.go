@@ -42,8 +42,9 @@ func do(t *testing.T, s *Server, r req) *httptest.ResponseRecorder {
 // checks its status and the headers the protocol (or this book) promises
 // with it; a refused request must leave the state as it was.
 // Reference: PROTOCOL.md 5.2.1 "Response Codes (with Producer Headers)" and
-// "Response Headers"; 5.2 (400, 404, 409, 413); issue 3 (403 Producer-Outcome,
-// claim headers, 412 on a stale incarnation).
+// "Response Headers"; 5.2 (400, 404, 409, 413); chapter "The epoch-fenced
+// stream", section "The HTTP surface" (Producer-Outcome on the 403, the
+// claim's Producer-Closed-* headers, 412 on a stale Stream-Incarnation).
 func TestProducerStatuses(t *testing.T) {
 	history := []req{
 		{"PUT", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, ""},
@@ -67,12 +68,14 @@ func TestProducerStatuses(t *testing.T) {
 		{"older epoch fenced", req{"POST", "/v1/stream/s", prod("6", "0"), "z"}, 403,
 			map[string]string{HeaderProducerEpoch: "7", HeaderProducerOutcome: "epoch-closed", HeaderProducerSeq: ""}},
 		{"gap", req{"POST", "/v1/stream/s", prod("7", "5"), "x"}, 409,
-			map[string]string{HeaderProducerExpectedSeq: "2", HeaderProducerReceivedSeq: "5"}},
+			map[string]string{HeaderProducerExpectedSeq: "2", HeaderProducerReceivedSeq: "5",
+				HeaderProducerEpoch: "", HeaderProducerSeq: ""}},
 		{"unknown producer gap expects 0", req{"POST", "/v1/stream/s",
 			map[string]string{"Content-Type": "text/plain", HeaderProducerID: "q", HeaderProducerEpoch: "0",
 				HeaderProducerSeq: "3"}, "x"}, 409,
 			map[string]string{HeaderProducerExpectedSeq: "0", HeaderProducerReceivedSeq: "3"}},
-		{"newer epoch not at seq 0", req{"POST", "/v1/stream/s", prod("8", "1"), "x"}, 400, nil},
+		{"newer epoch not at seq 0", req{"POST", "/v1/stream/s", prod("8", "1"), "x"}, 400,
+			map[string]string{HeaderProducerEpoch: "", HeaderProducerSeq: ""}},
 		{"partial producer headers", req{"POST", "/v1/stream/s",
 			map[string]string{"Content-Type": "text/plain", HeaderProducerID: "p", HeaderProducerEpoch: "7"}, "x"}, 400, nil},
 		{"empty producer id", req{"POST", "/v1/stream/s",
@@ -119,6 +122,64 @@ func TestProducerStatuses(t *testing.T) {
 				t.Errorf("a %d answer changed the state", w.Code)
 			}
 		})
+	}
+}
+
+// TestRepeatedProducerHeaders checks that a producer header given twice is
+// refused with 400 naming the header, and changes nothing: with two epochs
+// in one request the fence could not know which one to judge.
+// Reference: PROTOCOL.md 5.2.1 "Request Headers" (400 for invalid producer
+// headers); chapter "The epoch-fenced stream" (a refusal changes nothing).
+func TestRepeatedProducerHeaders(t *testing.T) {
+	for _, k := range []string{HeaderProducerID, HeaderProducerEpoch, HeaderProducerSeq} {
+		t.Run(k, func(t *testing.T) {
+			s, m := newServer()
+			do(t, s, req{"PUT", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, ""})
+			do(t, s, req{"POST", "/v1/stream/s", prod("7", "0"), "a0"})
+			before, _ := m.Snapshot()
+			hr := httptest.NewRequest("POST", "http://stream.test/v1/stream/s", strings.NewReader("a1"))
+			for h, v := range prod("7", "1") {
+				hr.Header.Set(h, v)
+			}
+			hr.Header.Add(k, "9")
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, hr)
+			if w.Code != 400 || !strings.Contains(w.Body.String(), k) {
+				t.Fatalf("got %d %q, want 400 naming %s", w.Code, w.Body, k)
+			}
+			if after, _ := m.Snapshot(); !bytes.Equal(before, after) {
+				t.Error("the refused append changed the state")
+			}
+		})
+	}
+}
+
+// TestRefusalMessages checks that refusals name the stream and say what was
+// wrong in words a reader can act on, not an internal outcome name.
+// Reference: chapter "The epoch-fenced stream", section "The HTTP surface".
+func TestRefusalMessages(t *testing.T) {
+	s, _ := newServer()
+	do(t, s, req{"PUT", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, ""})
+	do(t, s, req{"POST", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, "abc"})
+	do(t, s, req{"PUT", "/v1/stream/j", map[string]string{"Content-Type": "application/json"}, `["ab","cd"]`})
+	tests := []struct {
+		r      req
+		status int
+		want   string
+	}{
+		{req{"GET", "/v1/stream/nope", nil, ""}, 404, `stream "nope": not found`},
+		{req{"POST", "/v1/stream/nope", map[string]string{"Content-Type": "text/plain"}, "x"}, 404, `stream "nope": not found`},
+		{req{"DELETE", "/v1/stream/nope", nil, ""}, 404, `stream "nope": not found`},
+		{req{"GET", "/v1/stream/s?offset=" + FormatOffset(9), nil, ""}, 400,
+			`stream "s": offset 0000000000000000_0000000000000009 is past the tail 0000000000000000_0000000000000003`},
+		{req{"GET", "/v1/stream/j?offset=" + FormatOffset(1), nil, ""}, 400,
+			`stream "j": offset 0000000000000000_0000000000000001 falls inside a JSON message`},
+	}
+	for _, tt := range tests {
+		w := do(t, s, tt.r)
+		if w.Code != tt.status || !strings.Contains(w.Body.String(), tt.want) {
+			t.Errorf("%s %s: %d %q, want %d containing %q", tt.r.method, tt.r.path, w.Code, w.Body, tt.status, tt.want)
+		}
 	}
 }
 
