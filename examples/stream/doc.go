@@ -2,14 +2,14 @@
 // Streams server's streams, offsets and idempotent producers, as a pure
 // function from (state, command) to (state, result).
 //
-// Every append may carry a producer id, an epoch and a sequence number
-// (Durable Streams PROTOCOL.md, section 5.2.1 "Idempotent Producers", headers
-// Producer-Id, Producer-Epoch and Producer-Seq). The machine keeps, per
-// (stream, producer id), the producer's current epoch and the last sequence
-// number applied in it, and refuses an append of an older epoch. That refusal
-// is the fence. Because the machine runs on every voter of a Raft group, in
-// log order, every voter refuses the same appends: no lock service and no
-// lease are needed to keep one writer.
+// An append may name its producer in three headers, Producer-Id,
+// Producer-Epoch and Producer-Seq (Durable Streams PROTOCOL.md, section 5.2.1
+// "Idempotent Producers"). The machine keeps, per (stream, producer id), the
+// producer's current epoch and the last sequence number applied in it, and
+// refuses an append of an older epoch. That refusal is the fence. Because the
+// machine runs on every voter of a Raft group, in log order, every voter
+// refuses the same appends: no lock service and no lease are needed to keep
+// one writer (chapter "The epoch-fenced stream").
 //
 // The package does no I/O and reads no clock: time enters as Command.Now,
 // stamped by the leader before it proposes the command, so expiry decides the

@@ -16,6 +16,9 @@ package stream_test
 //     model of one stream with idempotent producers;
 //   - every voter holds the same state (Raft §5.4, State Machine Safety).
 //
+// "Raft" is Diego Ongaro and John Ousterhout, "In Search of an Understandable
+// Consensus Algorithm", 2014.
+//
 // Environment: STREAM_FAULT_SCHEDULES=n runs n schedules (default 6, 2 with
 // -short); STREAM_FAULT_SEED=s runs the schedules from seed s on.
 

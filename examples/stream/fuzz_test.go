@@ -9,7 +9,8 @@ import (
 // history and checks the machine's promise: a refused command leaves the
 // state byte for byte as it was, and an accepted one moves the producer to
 // the request's (epoch, seq).
-// Reference: issue 3 ("bad input never changes state"); PROTOCOL.md 5.2.1.
+// Reference: chapter "The epoch-fenced stream", section "The HTTP surface"
+// (a refusal changes nothing); PROTOCOL.md 5.2.1.
 func FuzzAppendRefusalChangesNothing(f *testing.F) {
 	f.Add("p", uint64(7), uint64(2), []byte("x"), false, "text/plain", "")
 	f.Add("p", uint64(6), uint64(0), []byte("x"), false, "text/plain", "")

@@ -19,7 +19,8 @@ func appendP(name, id string, epoch, seq uint64, data string) Command {
 
 // TestProducerRule checks each branch of the producer rule against the
 // state kept for the producer id.
-// Reference: PROTOCOL.md 5.2.1 "Validation Logic"; issue 3 (unknown producer).
+// Reference: PROTOCOL.md 5.2.1 "Validation Logic"; chapter "The epoch-fenced
+// stream", section "The rule" (an unknown producer starts at 0).
 func TestProducerRule(t *testing.T) {
 	st := func(e, s uint64) *ProducerState { return &ProducerState{Epoch: e, LastSeq: s} }
 	tests := []struct {
@@ -67,7 +68,8 @@ func TestProducerRule(t *testing.T) {
 // TestApplyProducerSequence runs appends through the whole state machine and
 // checks outcome, stream bytes and producer state after each: the data and
 // the producer state change together or not at all.
-// Reference: PROTOCOL.md 5.2.1 "Atomicity Requirements"; seed "Taking a database over".
+// Reference: PROTOCOL.md 5.2.1 "Atomicity Requirements"; chapter "The
+// epoch-fenced stream", section "The claim and its answer".
 func TestApplyProducerSequence(t *testing.T) {
 	steps := []struct {
 		cmd       Command

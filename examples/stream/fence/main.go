@@ -1,8 +1,9 @@
-// Command fence replays the seed's takeover diagram against a real streamd
-// voter (one Raft voter, in memory, HTTP on a loopback port): process A
-// appends under epoch 7; process B claims epoch 8 and learns where epoch 7
-// stopped; B appends; A's next append is refused 403 epoch-closed. It prints
-// only facts that do not depend on ports, timing or clocks.
+// Command fence plays a takeover (chapter "The epoch-fenced stream", section
+// "The claim and its answer") against a real streamd voter: one Raft voter,
+// in memory, HTTP on a loopback port. Process A appends under epoch 7;
+// process B claims epoch 8 and learns where epoch 7 stopped; B appends; A's
+// next append is refused 403 epoch-closed. It prints only facts that do not
+// depend on ports, timing or clocks.
 package main
 
 import (
@@ -106,7 +107,8 @@ func run(out io.Writer) error {
 	resp = b.appendAs(8, 0, "b0 ")
 	show(out, "B", "claim: epoch 8, seq 0", resp, "Producer-Epoch", "Producer-Closed-Epoch", "Producer-Closed-Seq")
 
-	// After the claim, B reads the stream with a leader read.
+	// B reads what the stream holds after its claim (every read is a leader
+	// read, so no acknowledged append can be missing from it).
 	resp, body := b.do("GET", "/v1/stream/db?offset=-1", nil, "")
 	recs := strings.Fields(body)
 	fmt.Fprintf(out, "B  read after the claim         -> %d records, A's last: %s, then: %s\n",

@@ -7,9 +7,11 @@ import (
 )
 
 // TestTranscript runs the takeover against a real voter and checks every
-// line of the seed's diagram: the claim names epoch 7 closed at seq 41, B's
-// append lands, A's next append is fenced with 403 epoch-closed.
-// Reference: seed "Taking a database over"; PROTOCOL.md 5.2.1.
+// line the chapter shows: the claim names epoch 7 closed at seq 41, B's
+// append lands, A's next append is fenced with 403 epoch-closed, B's retry
+// is a duplicate, and a stale incarnation gets 412.
+// Reference: chapter "The epoch-fenced stream", section "The claim and its
+// answer"; PROTOCOL.md 5.2.1.
 func TestTranscript(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(&out); err != nil {

@@ -30,8 +30,10 @@ func post(t *testing.T, base string, epoch, seq int, data string) *http.Response
 // TestThreeVoters sends every request to a different voter: followers
 // forward to the leader, so the fence holds whichever voter a producer
 // reaches, and every voter's machine ends with the same state.
-// Reference: Raft §5.3 (every voter applies the log in order); seed
-// "Producer epochs" (the fence is checked on every voter).
+// Reference: Diego Ongaro and John Ousterhout, "In Search of an
+// Understandable Consensus Algorithm", 2014, §5.3 (every voter applies the
+// log in order); chapter "The epoch-fenced stream", section "Where the fence
+// is checked".
 func TestThreeVoters(t *testing.T) {
 	c, err := Start(Options{Voters: 3, HeartbeatTimeout: 100 * time.Millisecond,
 		ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond})

@@ -6,9 +6,12 @@
 //	go run ./examples/stream/streamd -cluster 3            # voters A, B, C on :4437, :4438, :4439
 //	go run ./examples/stream/streamd -data /var/lib/streamd -raft-addr 127.0.0.1:7437
 //
-// Writes reaching a follower are answered 307 Temporary Redirect to the
-// leader; catch-up reads and HEAD are leader reads (redirected likewise);
-// long-poll and SSE are served by the voter reached.
+// Any voter may be asked. A follower forwards the request, body included,
+// to the leader and copies the leader's answer back. Every read (catch-up,
+// long-poll, SSE, HEAD) is a leader read: the leader confirms with a quorum
+// that it still leads and applies everything committed before answering
+// (chapter "The epoch-fenced stream", section "Which reads are leader reads").
+// Stop it with Ctrl-C.
 package main
 
 import (
