@@ -24,7 +24,9 @@ const SummaryFile = "book/SUMMARY.md"
 //	                         suffix chapter (after it); never nested
 //	# Part title             starts (or continues) the numbered list
 //	- [Title](file.md)       numbered chapter ("*" works as well as "-");
-//	    - [Title](sub.md)    nested by indentation (a tab counts as 4 columns)
+//	    - [Title](sub.md)    nested by indentation (a tab counts as 4 columns):
+//	                         indented at least to the text of the item above
+//	                         (CommonMark's content column, 2 for "- [")
 //	- [Title]()              draft chapter: numbered, no file
 //	---                      separator (three or more dashes)
 //
@@ -91,7 +93,11 @@ type summaryParser struct {
 
 type openItem struct {
 	indent int
-	item   *Item
+	// content is the column where the item's text starts (CommonMark's
+	// content column): a later item is nested under this one only when it
+	// is indented at least this far.
+	content int
+	item    *Item
 	// childIndent is the indentation of this item's children, -1 before
 	// the first child.
 	childIndent int
@@ -111,7 +117,7 @@ func (p *summaryParser) parseLine(indent int, rest string) error {
 		p.started = true
 		return nil
 	case isListItem(rest):
-		return p.listItem(indent, rest[2:])
+		return p.listItem(indent, contentColumn(indent, rest), rest[2:])
 	case strings.HasPrefix(rest, "["):
 		return p.affixChapter(indent, rest)
 	}
@@ -173,7 +179,7 @@ func (p *summaryParser) affixChapter(indent int, rest string) error {
 	return nil
 }
 
-func (p *summaryParser) listItem(indent int, rest string) error {
+func (p *summaryParser) listItem(indent, content int, rest string) error {
 	if p.section == Suffix {
 		return p.errorf("numbered chapter after the suffix chapter at line %d: unnumbered chapters after the numbered list are suffix chapters, and nothing numbered may follow them (prefix chapters go before the first numbered one)", p.firstSuffix)
 	}
@@ -193,18 +199,23 @@ func (p *summaryParser) listItem(indent int, rest string) error {
 	if p.base < 0 {
 		p.base = indent
 	}
-	for len(p.stack) > 0 && indent < p.stack[len(p.stack)-1].indent {
-		p.stack = p.stack[:len(p.stack)-1]
-	}
-	if len(p.stack) > 0 && indent == p.stack[len(p.stack)-1].indent {
+	// As in CommonMark (and so in mdBook), an item is nested under an
+	// open item only when it is indented at least to that item's content
+	// column; "- [A]" then " - [B]" are siblings, not A and A's child.
+	var under *openItem
+	for len(p.stack) > 0 && indent < p.stack[len(p.stack)-1].content {
+		under = &p.stack[len(p.stack)-1]
 		p.stack = p.stack[:len(p.stack)-1]
 	}
 	if len(p.stack) == 0 {
 		if indent != p.base {
-			if indent > p.base {
-				return p.errorf("list item indented %d columns but no chapter above it to nest under (top-level items are indented %d)", indent, p.base)
+			switch {
+			case indent < p.base:
+				return p.errorf("list item indented %d columns, less than the top-level items (%d)", indent, p.base)
+			case under != nil:
+				return p.errorf("list item indented %d columns: too little to nest under %q (line %d; a nested chapter is indented at least %d) and not aligned with it as a sibling (%d)", indent, under.item.Title, under.item.Line, under.content, under.indent)
 			}
-			return p.errorf("list item indented %d columns, less than the top-level items (%d)", indent, p.base)
+			return p.errorf("list item indented %d columns but no chapter above it to nest under (top-level items are indented %d)", indent, p.base)
 		}
 		p.numbered++
 		it.Number = []int{p.numbered}
@@ -218,7 +229,7 @@ func (p *summaryParser) listItem(indent int, rest string) error {
 		it.Number = append(append([]int(nil), parent.item.Number...), len(parent.item.Children)+1)
 		parent.item.Children = append(parent.item.Children, it)
 	}
-	p.stack = append(p.stack, openItem{indent: indent, item: it, childIndent: -1})
+	p.stack = append(p.stack, openItem{indent: indent, content: content, item: it, childIndent: -1})
 	return nil
 }
 
@@ -334,6 +345,28 @@ func leadingIndent(line string) (int, string) {
 		}
 	}
 	return col, ""
+}
+
+// contentColumn returns the column where the text of a list item starts:
+// after the marker at column indent and the 1 to 4 columns of white space
+// that follow it (5 or more count as 1, CommonMark's rule for a list item
+// starting with indented code). rest starts with the marker.
+func contentColumn(indent int, rest string) int {
+	col := indent + 1
+	for i := 1; i < len(rest); i++ {
+		switch rest[i] {
+		case ' ':
+			col++
+		case '\t':
+			col += 4 - col%4
+		default:
+			if col-(indent+1) > 4 {
+				return indent + 2
+			}
+			return col
+		}
+	}
+	return indent + 2
 }
 
 func isSeparator(s string) bool {

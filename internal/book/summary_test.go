@@ -85,6 +85,11 @@ suffix Appendix (appendix.md)@19
 			want: "num 1. A (a.md)@1\n  num 1.1. B (b.md)@2\n    num 1.1.1. C (c.md)@3\nnum 2. D (d.md)@4\n  num 2.1. E (e.md)@5\n",
 		},
 		{
+			name: "nesting starts at the parent's text column",
+			src:  "-   [A](a.md)\n    - [B](b.md)\n- [C](c.md)\n  -  [D](d.md)\n     - [E](e.md)\n",
+			want: "num 1. A (a.md)@1\n  num 1.1. B (b.md)@2\nnum 2. C (c.md)@3\n  num 2.1. D (d.md)@4\n    num 2.1.1. E (e.md)@5\n",
+		},
+		{
 			name: "separators in prefix and between numbered",
 			src:  "---\n[P](p.md)\n- [A](a.md)\n---\n- [B](b.md)\n",
 			want: "--- prefix@1\nprefix P (p.md)@2\nnum 1. A (a.md)@3\n--- num @4\nnum 2. B (b.md)@5\n",
@@ -122,6 +127,8 @@ func TestParseSummaryErrors(t *testing.T) {
 		{"plain text line", "[A](a.md)\nhello\n", 2, "unexpected line"},
 		{"nested under nothing", "- [A](a.md)\n---\n    - [B](b.md)\n", 3, "no chapter above it"},
 		{"less than top level", "  - [A](a.md)\n- [B](b.md)\n", 2, "less than the top-level"},
+		{"one-space indent is not nesting", "- [A](a.md)\n - [B](b.md)\n", 2, "too little to nest under \"A\" (line 1"},
+		{"indent short of a wide marker's text", "# T\n-   [A](a.md)\n  - [B](b.md)\n", 3, "too little to nest under \"A\" (line 2; a nested chapter is indented at least 4)"},
 		{"inconsistent siblings", "- [A](a.md)\n    - [B](b.md)\n  - [C](c.md)\n", 3, "inconsistent nesting"},
 		{"numbered after suffix", "- [A](a.md)\n[S](s.md)\n- [B](b.md)\n", 3, "after the suffix chapter at line 2"},
 		{"part after suffix", "- [A](a.md)\n[S](s.md)\n# Part\n", 3, "after the suffix chapters"},
