@@ -35,7 +35,8 @@ const DefaultTimeout = "60s"
 // listed chapter file that does not exist or is not a regular file (at the
 // SUMMARY.md line that lists it), a chapter file whose real path leaves the
 // repository, and a chapter that is not valid UTF-8 (at the chapter's line
-// holding the first bad byte).
+// holding the first bad byte). A UTF-8 byte order mark at the start of
+// SUMMARY.md or a chapter is dropped (Item.Source never starts with one).
 //
 // Load never writes anything.
 func Load(root string) (*Book, error) {
@@ -73,7 +74,7 @@ func Load(root string) (*Book, error) {
 	if line, col, ok := firstInvalidUTF8(sumSrc); !ok {
 		return nil, diag.Errorf(SummaryFile, line, "invalid UTF-8 (byte %d of the line)", col)
 	}
-	b.Title, b.Items, err = ParseSummary(sumSrc)
+	b.Title, b.Items, err = ParseSummary(bytes.TrimPrefix(sumSrc, utf8BOM))
 	if err != nil {
 		return nil, err
 	}
@@ -129,9 +130,15 @@ func readChapter(b *Book, realRoot string, it *Item) *diag.Error {
 	if line, col, ok := firstInvalidUTF8(src); !ok {
 		return diag.Errorf(it.File(), line, "invalid UTF-8 (byte %d of the line): chapters must be UTF-8 text", col)
 	}
-	it.Source = src
+	// A byte order mark would make the first line "\ufeff# Title",
+	// which Markdown reads as a paragraph, not a heading.
+	it.Source = bytes.TrimPrefix(src, utf8BOM)
 	return nil
 }
+
+// utf8BOM is the UTF-8 byte order mark some editors put at the start of a
+// file; Load drops it from SUMMARY.md and chapter files.
+var utf8BOM = []byte("\ufeff")
 
 // within reports whether the cleaned absolute path p is dir or inside it.
 func within(dir, p string) bool {

@@ -93,6 +93,24 @@ func snapshot(t *testing.T, dir string) string {
 	return b.String()
 }
 
+// TestLoadDropsBOM checks that a byte order mark (which some editors
+// write) does not turn SUMMARY.md's title or a chapter's first heading
+// into text.
+func TestLoadDropsBOM(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"book/SUMMARY.md": "\ufeff# Summary\n- [A](a.md)\n",
+		"book/a.md":       "\ufeff# A\n",
+	})
+	b, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Title != "Summary" || len(b.Chapters) != 1 || string(b.Chapters[0].Source) != "# A\n" {
+		t.Errorf("Title %q, chapters %d, Source %q; want Summary, 1, \"# A\\n\"", b.Title, len(b.Chapters), b.Chapters[0].Source)
+	}
+}
+
 func TestLoadDefaultsWithoutTOML(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"book/SUMMARY.md": "- [A](a.md)\n", "book/a.md": "x"})

@@ -25,16 +25,18 @@
 // inside fenced code blocks: that is how code gets into them.
 //
 // Where bookgen is stricter than mdBook, it reports an error instead of
-// including less than the author meant: an anchor that is not found or not
-// closed, a line range outside the file, a missing file, a path that leaves
+// including less than the author meant: an anchor that is not found, not
+// closed or opened twice, a line range outside the file, a missing file, a path that leaves
 // the repository (after resolving symlinks), and mdBook's other directives
 // ({{#rustdoc_include}}, {{#playground}}, {{#title}} ...), which bookgen does
 // not implement. Included Markdown files (.md) have their own directives
 // expanded, relative to their own directory, up to MaxDepth levels and
-// without cycles; other files (Go source) are included verbatim.
+// without cycles; other files (Go source) are included verbatim, except for
+// a UTF-8 byte order mark at the start of a file, which is dropped.
 package expand
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,6 +51,10 @@ import (
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 )
+
+// utf8BOM is the UTF-8 byte order mark, dropped from the start of included
+// files.
+var utf8BOM = []byte("\ufeff")
 
 // MaxDepth is how deeply included Markdown files may include others
 // (mdBook's MAX_LINK_NESTED_DEPTH).
@@ -277,6 +283,9 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 	}
 	x.deps[rel] = true
 
+	// A byte order mark is not text: Go and editors accept one at the
+	// start of a file, but on a page it would sit inside the first line.
+	data = bytes.TrimPrefix(data, utf8BOM)
 	all := splitLines(string(data), rel)
 	if len(data) == 0 {
 		all = nil
@@ -336,7 +345,10 @@ func ParseDirective(args string) (Directive, error) {
 	if args == "" {
 		return d, errors.New("{{#include}} needs a path")
 	}
-	if strings.ContainsAny(args, " \t") {
+	if i := strings.IndexAny(args, " \t"); i >= 0 {
+		if c := strings.IndexByte(args, ':'); c >= 0 && c < i {
+			return d, fmt.Errorf("{{#include %s}}: %q after the ':' contains a space; an anchor name is letters, digits, _ and - (mdBook would silently drop what follows the space)", args, args[c+1:])
+		}
 		return d, fmt.Errorf("{{#include %s}}: a path must not contain spaces", args)
 	}
 	p, spec, hasSpec := strings.Cut(args, ":")
@@ -438,9 +450,16 @@ func (d Directive) selectLines(all []line, file string) ([]line, error) {
 		for i, l := range all {
 			if m := anchorStartRE.FindStringSubmatch(l.text); m != nil {
 				names = append(names, m[1])
-				if m[1] == d.Anchor && start < 0 {
-					start = i
+				if m[1] != d.Anchor {
+					continue
 				}
+				if start >= 0 {
+					// mdBook takes the first region and drops the
+					// second without a word; an author who opens
+					// a name twice meant something else.
+					return nil, fmt.Errorf("anchor %q is opened twice in %s (lines %d and %d); give each region its own name", d.Anchor, file, all[start].origin.Line, l.origin.Line)
+				}
+				start = i
 			}
 		}
 		if start < 0 {

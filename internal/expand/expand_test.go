@@ -115,6 +115,22 @@ func TestExpandForms(t *testing.T) {
 	}
 }
 
+// TestExpandDropsBOM checks that a byte order mark at the start of an
+// included file does not reach the page (nor a go block, where the parser
+// would refuse it).
+func TestExpandDropsBOM(t *testing.T) {
+	b, ch := bookWith(t, "```go\n{{#include ../examples/s/bom.go}}\n```\n", map[string]string{
+		"examples/s/bom.go": "\ufeffpackage s\n\nvar X = 1\n",
+	})
+	d, err := Expand(b, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "```go\npackage s\n\nvar X = 1\n```\n"; string(d.Markdown) != want {
+		t.Errorf("Markdown = %q, want %q", d.Markdown, want)
+	}
+}
+
 func TestExpandInlineAndEscapes(t *testing.T) {
 	files := map[string]string{"book/v.txt": "1.26\n", "book/two.txt": "a\nb\n"}
 	chapter := "Go {{#include v.txt}} or later.\n" +
@@ -173,6 +189,7 @@ func TestExpandErrors(t *testing.T) {
 	files := map[string]string{
 		"examples/s/state.go": stateGo,
 		"examples/s/open.go":  "// ANCHOR: open\nx\n",
+		"examples/s/twice.go": "// ANCHOR: a\nx\n// ANCHOR_END: a\n// ANCHOR: a\ny\n// ANCHOR_END: a\n",
 		"book/cycle.md":       "c1\n{{#include cycle2.md}}\n",
 		"book/cycle2.md":      "{{#include cycle.md}}\n",
 		"book/deep0.md":       "{{#include deep1.md}}\n",
@@ -201,6 +218,8 @@ func TestExpandErrors(t *testing.T) {
 		{"bad anchor name", "{{#include ../examples/s/state.go:a.b}}", "neither a line number nor an anchor name"},
 		{"too many colons", "{{#include ../examples/s/state.go:1:2:3}}", "too many ':'"},
 		{"rustdoc_include", "{{#rustdoc_include ../examples/s/state.go}}", "book/ch.md:2: {{#rustdoc_include}} is not supported"},
+		{"anchor opened twice", "{{#include ../examples/s/twice.go:a}}", "book/ch.md:2: {{#include ../examples/s/twice.go:a}}: anchor \"a\" is opened twice in examples/s/twice.go (lines 1 and 4)"},
+		{"space in anchor", "{{#include ../examples/s/state.go:my anchor}}", "\"my anchor\" after the ':' contains a space"},
 		{"cycle", "{{#include cycle.md}}", "book/cycle2.md:1: include cycle: book/cycle.md includes itself"},
 		{"too deep", "{{#include deep0.md}}", "includes nested more than 10 deep"},
 		{"error inside nested markdown", "{{#include nested-bad.md}}", "book/nested-bad.md:2: included file book/nope.go does not exist"},
