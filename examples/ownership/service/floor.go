@@ -1,16 +1,17 @@
 package service
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ownership-book/ownership/examples/ownership"
 )
@@ -44,10 +45,14 @@ type Hook func(CrashPoint)
 var ErrFloorBackwards = errors.New("epoch floor may only rise")
 
 // ErrCorruptFloor is wrapped by OpenFloor's error for a floor file it cannot
-// parse; the message names the file and line.
+// parse or whose end line does not match its content; the message names the
+// file and line.
 var ErrCorruptFloor = errors.New("corrupt epoch floor file")
 
-const floorHeader = "ownership epoch floor v1"
+const floorHeader = "ownership epoch floor v2"
+
+// crcTable is CRC-32C (Castagnoli), the checksum of a floor file's end line.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // ANCHOR: floor
 
@@ -57,16 +62,23 @@ const floorHeader = "ownership epoch floor v1"
 // (Burn returns only after the file and its directory are fsynced) before
 // any state carrying that epoch can be read.
 //
-// The file is text: a header line, then one "actor epoch" line per actor in
-// sorted order. It is replaced whole on each burn (write a temporary file,
-// fsync it, rename it over the old one, fsync the directory), so a crash
-// leaves either the old floor or the new one, never a mix.
+// The file is text: a header line, one "actor epoch" line per actor in
+// sorted order, and an end line "end <count> crc32c <hex>" that gives the
+// number of actor lines and the CRC-32C of every byte before it. It is
+// replaced whole on each burn (write a temporary file, fsync it, rename it
+// over the old one, fsync the directory), so a crash leaves either the old
+// floor or the new one, never a mix; the end line catches a file damaged
+// afterwards (cut short, a digit changed), which would otherwise read as a
+// lower floor.
 //
-// A Floor is not safe for concurrent use; its registry serialises burns.
+// A Floor is safe for concurrent use; burns are serialised.
 type Floor struct {
-	path   string
-	epochs map[ownership.ActorID]ownership.Epoch
-	hook   Hook
+	path string
+	hook Hook
+
+	mu       sync.Mutex
+	durable  map[ownership.ActorID]ownership.Epoch // on disk, as far as this process knows
+	reserved map[ownership.ActorID]ownership.Epoch // burns that failed: maybe on disk, never reused
 }
 
 // ANCHOR_END: floor
@@ -75,9 +87,9 @@ type Floor struct {
 // not exist (its directory must). hook may be nil.
 //
 // Errors: ErrCorruptFloor (wrapped, naming path and line) for a file that is
-// not a floor; the *os.PathError of a failed read.
+// not a whole floor; the *os.PathError of a failed read.
 func OpenFloor(path string, hook Hook) (*Floor, error) {
-	f := &Floor{path: path, epochs: map[ownership.ActorID]ownership.Epoch{}, hook: hook}
+	f := &Floor{path: path, hook: hook, durable: map[ownership.ActorID]ownership.Epoch{}, reserved: map[ownership.ActorID]ownership.Epoch{}}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return f, nil
@@ -88,36 +100,46 @@ func OpenFloor(path string, hook Hook) (*Floor, error) {
 	bad := func(line int, format string, args ...any) error {
 		return fmt.Errorf("%s:%d: %s: %w", path, line, fmt.Sprintf(format, args...), ErrCorruptFloor)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if line == 1 {
-			if text != floorHeader {
-				return nil, bad(line, "header is %q, want %q", text, floorHeader)
-			}
-			continue
-		}
+	if len(data) == 0 {
+		return nil, bad(1, "empty file")
+	}
+	lines := strings.Split(string(data), "\n")
+	last := len(lines) - 1 // the text after the final newline: must be empty
+	if lines[last] != "" {
+		return nil, bad(last+1, "no newline at the end of the file (cut short?)")
+	}
+	lines = lines[:last]
+	if lines[0] != floorHeader {
+		return nil, bad(1, "header is %q, want %q", lines[0], floorHeader)
+	}
+	n := len(lines)
+	end := strings.Fields(lines[n-1])
+	if n < 2 || len(end) == 0 || end[0] != "end" {
+		return nil, bad(n+1, "no end line \"end <count> crc32c <hex>\" (cut short?)")
+	}
+	for i, text := range lines[1 : n-1] {
+		line := i + 2
 		fields := strings.Fields(text)
 		if len(fields) != 2 {
-			return nil, bad(line, "want \"actor epoch\", got %q", text)
+			return nil, bad(line, "want \"actor epoch\", got %.80q", text)
 		}
 		actor := ownership.ActorID(fields[0])
 		if checkName(ownership.NodeID(actor)) != nil {
-			return nil, bad(line, "actor name %q is not valid", fields[0])
+			return nil, bad(line, "actor name %.80q is not valid", fields[0])
 		}
 		e, err := strconv.ParseUint(fields[1], 10, 64)
 		if err != nil {
-			return nil, bad(line, "epoch %q is not a number", fields[1])
+			return nil, bad(line, "epoch %.80q is not a number", fields[1])
 		}
-		if _, dup := f.epochs[actor]; dup {
+		if _, dup := f.durable[actor]; dup {
 			return nil, bad(line, "actor %s appears twice", actor)
 		}
-		f.epochs[actor] = ownership.Epoch(e)
+		f.durable[actor] = ownership.Epoch(e)
 	}
-	if line == 0 {
-		return nil, bad(1, "empty file")
+	body := len(data) - len(lines[n-1]) - 1 // the bytes before the end line
+	want := fmt.Sprintf("end %d crc32c %08x", n-2, crc32.Checksum(data[:body], crcTable))
+	if lines[n-1] != want {
+		return nil, bad(n, "end line %.80q does not match the content (want %q)", lines[n-1], want)
 	}
 	return f, nil
 }
@@ -125,28 +147,49 @@ func OpenFloor(path string, hook Hook) (*Floor, error) {
 // Path returns the floor file's path.
 func (f *Floor) Path() string { return f.path }
 
-// Get returns the highest epoch burned for actor, or 0 if none was.
-func (f *Floor) Get(actor ownership.ActorID) ownership.Epoch { return f.epochs[actor] }
+// Get returns the highest epoch burned for actor, or 0 if none was: an
+// epoch at or below it is never handed out as new. It counts a burn that
+// failed, since its epoch may have reached the disk.
+func (f *Floor) Get(actor ownership.ActorID) ownership.Epoch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return max(f.durable[actor], f.reserved[actor])
+}
+
+// Durable returns the highest epoch known to be durable for actor: the
+// floor that the file holds since the last Burn that succeeded. A state
+// whose epoch is above it may not be made visible before a Burn succeeds.
+func (f *Floor) Durable(actor ownership.ActorID) ownership.Epoch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.durable[actor]
+}
 
 // ANCHOR: burn
 
-// Burn raises actor's floor to e and returns once the new floor is durable.
-// It refuses (ErrFloorBackwards, wrapped with actor and epochs) an e that is
-// not above the current floor, and changes nothing then. On an I/O error the
-// file may or may not hold e, so e counts as burnt anyway: the floor in
-// memory rises to e (it is never handed out by this process), and the
-// caller reports the error without making any state visible.
+// Burn raises actor's floor to at least e and returns once the new floor is
+// durable. It refuses (ErrFloorBackwards, wrapped with actor and epochs) an
+// e that is not above the durable floor, and changes nothing then. On an
+// I/O error the file may or may not hold the new floor, so its epoch counts
+// as burnt (Get reports it and this process never hands it out again) but
+// not as durable: the caller makes no state visible, and a later Burn of
+// the same epoch writes it again.
 func (f *Floor) Burn(actor ownership.ActorID, e ownership.Epoch) error {
-	if old := f.epochs[actor]; e <= old {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if old := f.durable[actor]; e <= old {
 		return fmt.Errorf("actor %s: burn epoch %d at floor %d: %w", actor, e, old, ErrFloorBackwards)
 	}
-	next := maps.Clone(f.epochs)
-	next[actor] = e
-	err := f.write(next)
-	f.epochs = next
-	if err != nil {
+	next := maps.Clone(f.durable)
+	for a, r := range f.reserved {
+		next[a] = max(next[a], r)
+	}
+	next[actor] = max(e, next[actor])
+	if err := f.write(next); err != nil {
+		f.reserved[actor] = next[actor]
 		return fmt.Errorf("actor %s: burn epoch %d: %w", actor, e, err)
 	}
+	f.durable, f.reserved = next, map[ownership.ActorID]ownership.Epoch{}
 	return nil
 }
 
@@ -156,6 +199,7 @@ func (f *Floor) write(epochs map[ownership.ActorID]ownership.Epoch) error {
 	for _, a := range slices.Sorted(maps.Keys(epochs)) {
 		fmt.Fprintf(&buf, "%s %d\n", a, epochs[a])
 	}
+	fmt.Fprintf(&buf, "end %d crc32c %08x\n", len(epochs), crc32.Checksum(buf.Bytes(), crcTable))
 	tmp := f.path + ".tmp"
 	file, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestFloorIsMonotoneAndDurable(t *testing.T) {
 	if got := readFile(t, path); got != disk {
 		t.Fatalf("a refused burn rewrote the file: %q -> %q", disk, got)
 	}
-	if want := "ownership epoch floor v1\nx 5\ny 7\n"; disk != want {
+	if want := "ownership epoch floor v2\nx 5\ny 7\nend 2 crc32c 3b673afd\n"; disk != want {
 		t.Fatalf("file %q, want %q", disk, want)
 	}
 	g, err := OpenFloor(path, nil)
@@ -64,14 +65,20 @@ func TestFloorIsMonotoneAndDurable(t *testing.T) {
 // A file that is not a floor is refused with its path and line, never read
 // as an empty (zero) floor.
 func TestCorruptFloorNamesFileAndLine(t *testing.T) {
+	const h, end = "ownership epoch floor v2\n", "end 9 crc32c 00000000\n"
 	cases := map[string]string{
-		"":                                       ":1: empty file",
-		"hello\n":                                ":1: header",
-		"ownership epoch floor v1\nx\n":          ":2: want \"actor epoch\"",
-		"ownership epoch floor v1\nx -1\n":       ":2: epoch \"-1\" is not a number",
-		"ownership epoch floor v1\nx 1\nx 2\n":   ":3: actor x appears twice",
-		"ownership epoch floor v1\nx/y 1\n":      ":2: actor name",
-		"ownership epoch floor v1\nx 1\ny 1 2\n": ":3: want",
+		"":                                ":1: empty file",
+		"hello\n":                         ":1: header",
+		"ownership epoch floor v1\nx 5\n": ":1: header",
+		h + "x\n" + end:                   ":2: want \"actor epoch\"",
+		h + "x -1\n" + end:                ":2: epoch \"-1\" is not a number",
+		h + "x 1\nx 2\n" + end:            ":3: actor x appears twice",
+		h + "x/y 1\n" + end:               ":2: actor name",
+		h + "x 1\ny 1 2\n" + end:          ":3: want",
+		h + "x 1\n":                       ":3: no end line",
+		h + "x 1\n" + end:                 ":3: end line",
+		h + "x 1\nend 1 crc32c 00000000":  ":3: no newline at the end",
+		h + "x 1\n" + end + "y 2\n":       ":5: no end line",
 	}
 	for content, want := range cases {
 		path := filepath.Join(t.TempDir(), "floor")
@@ -380,4 +387,162 @@ func TestEpochFloorSurvivesSIGKILLAtEveryPoint(t *testing.T) {
 	if want := 2 * (len(CrashPoints) - slices.Index(CrashPoints, PointRenamed)); skipped != want {
 		t.Fatalf("skipped %d epochs, want %d", skipped, want)
 	}
+}
+
+// A burn that fails (here: the temporary file cannot be created) refuses
+// the transition, and so does every retry until a burn reaches the disk:
+// an epoch is never visible while the file may still hold a lower floor.
+// Before the fix, the failed burn raised the floor in memory only, the retry
+// skipped the burn, and epoch 2 became visible with 1 on disk, so the next
+// life reused epoch 2.
+// Reference: chapter "The ownership service", section "Burn before visible".
+func TestFailedBurnIsRetriedBeforeTheEpochIsVisible(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "floor")
+	f, err := OpenFloor(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewLocalRegistry(f, nil)
+	onDisk := func() ownership.Epoch {
+		g, err := OpenFloor(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Get("x")
+	}
+	if _, err := r.Apply(ctx, Request{Op: OpCreate, Actor: "x", To: "A"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Apply(ctx, Request{Op: ownership.OpAcquire, Actor: "x", Caller: "A", Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// A directory where the temporary file goes makes every write fail.
+	if err := os.Mkdir(path+".tmp", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	begin := Request{Op: ownership.OpBeginTransfer, Actor: "x", Caller: "A", To: "B", Epoch: 1}
+	for try := 1; try <= 2; try++ {
+		_, err := r.Apply(ctx, begin)
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("try %d with the floor unwritable: %v; want ErrUnavailable", try, err)
+		}
+		a, _ := r.Read(ctx, "x")
+		if got, disk := a.CurrentEpoch(), onDisk(); got > disk {
+			t.Fatalf("try %d: epoch %d visible with floor %d on disk", try, got, disk)
+		}
+	}
+	if err := os.Remove(path + ".tmp"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Apply(ctx, begin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, disk := ownership.CurrentEpoch(res.State), onDisk(); got != 2 || disk < got {
+		t.Fatalf("after the disk recovered: epoch %d visible, floor %d on disk; want 2 and at least 2", got, disk)
+	}
+}
+
+// A floor at MaxEpoch leaves no epoch for a new life: Create is refused as
+// exhausted, never wrapped around to epoch 0.
+func TestCreateAtMaxEpochFloorIsExhausted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "floor")
+	f, err := OpenFloor(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Burn("x", ownership.MaxEpoch); err != nil {
+		t.Fatal(err)
+	}
+	r := NewLocalRegistry(f, nil)
+	res, err := r.Apply(context.Background(), Request{Op: OpCreate, Actor: "x", To: "A"})
+	if !errors.Is(err, ownership.ErrEpochExhausted) {
+		t.Fatalf("Create above floor MaxEpoch = %v, %v; want ErrEpochExhausted", res.State, err)
+	}
+	if _, err := r.Read(context.Background(), "x"); !errors.Is(err, ErrUnknownActor) {
+		t.Fatalf("x after the refused Create: %v; want unknown", err)
+	}
+}
+
+// A floor file damaged after it was written (cut short at a line boundary
+// or inside a line, a digit changed, a line too long to scan) is refused
+// with its path and line. Read as it stands, each would give a floor lower
+// than the one burnt.
+func TestDamagedFloorIsRefusedNotReadLower(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "floor")
+	f, err := OpenFloor(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []struct {
+		a ownership.ActorID
+		e ownership.Epoch
+	}{{"x", 42}, {"y", 7}, {"z", 1000}} {
+		if err := f.Burn(b.a, b.e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := readFile(t, path)
+	lines := strings.SplitAfter(good, "\n")
+	cases := map[string]string{
+		"last actor line cut off": strings.Join(lines[:3], ""),
+		"cut inside a line":       good[:strings.Index(good, "1000")+2],
+		"digit changed":           strings.Replace(good, "x 42", "x 12", 1),
+		"line too long":           lines[0] + "x 4" + strings.Repeat("2", 70000) + "\n" + strings.Join(lines[1:], ""),
+	}
+	for name, content := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "floor")
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			g, err := OpenFloor(p, nil)
+			if err == nil {
+				t.Fatalf("damaged floor read as x=%d y=%d z=%d; want ErrCorruptFloor", g.Get("x"), g.Get("y"), g.Get("z"))
+			}
+			if !errors.Is(err, ErrCorruptFloor) || !strings.Contains(err.Error(), p+":") {
+				t.Fatalf("error %v; want ErrCorruptFloor naming %s and a line", err, p)
+			}
+		})
+	}
+	if g, err := OpenFloor(path, nil); err != nil || g.Get("x") != 42 || g.Get("z") != 1000 {
+		t.Fatalf("undamaged floor: %v", err)
+	}
+}
+
+// Burns from many goroutines, for several actors, are serialised: every
+// one lands, and the file ends with each actor's highest epoch.
+func TestConcurrentBurnsAllLand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "floor")
+	f, err := OpenFloor(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actors := []ownership.ActorID{"p", "q", "r", "s"}
+	const per = 10
+	var wg sync.WaitGroup
+	for _, a := range actors {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := ownership.Epoch(1); e <= per; e++ {
+				if err := f.Burn(a, e); err != nil {
+					t.Errorf("Burn(%s, %d): %v", a, e, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	g, err := OpenFloor(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range actors {
+		if g.Get(a) != per || f.Durable(a) != per {
+			t.Errorf("actor %s: %d on disk, %d durable in memory; want %d", a, g.Get(a), f.Durable(a), per)
+		}
+	}
+	t.Logf("%d concurrent burns", len(actors)*per)
 }

@@ -9,9 +9,9 @@ import (
 // FuzzOpenFloor: any file content either is refused with ErrCorruptFloor or
 // reads as a floor that a burn writes back and that reads back the same.
 func FuzzOpenFloor(f *testing.F) {
-	f.Add([]byte("ownership epoch floor v1\nx 5\ny 7\n"))
-	f.Add([]byte("ownership epoch floor v1\n"))
-	f.Add([]byte("ownership epoch floor v1\nx 18446744073709551615\n"))
+	f.Add([]byte("ownership epoch floor v2\nx 5\ny 7\nend 2 crc32c 3b673afd\n"))
+	f.Add([]byte("ownership epoch floor v2\nend 0 crc32c d42bbea1\n"))
+	f.Add([]byte("ownership epoch floor v2\nx 18446744073709551615\nend 1 crc32c 7e482a24\n"))
 	f.Add([]byte("hello"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "floor")
@@ -30,7 +30,7 @@ func FuzzOpenFloor(f *testing.F) {
 		if err != nil {
 			t.Fatalf("floor written by Burn does not parse: %v", err)
 		}
-		for a, e := range fl.epochs {
+		for a, e := range fl.durable {
 			if again.Get(a) != e {
 				t.Fatalf("actor %s: %d after reopen, want %d", a, again.Get(a), e)
 			}

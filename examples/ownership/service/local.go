@@ -35,15 +35,17 @@ func NewLocalRegistry(floor *Floor, hook Hook) *LocalRegistry {
 // Apply performs req. When the transition allocates an epoch (Create,
 // BeginTransfer, Abort, Revoke) it burns that epoch in the floor first, and
 // only then makes the new state visible. A crash between the two loses an
-// epoch nobody saw: the next life starts above it, which skips it.
+// epoch nobody saw: the next life starts above it, which skips it. A burn
+// that fails refuses the transition; a retry burns the same epoch again, so
+// an epoch is visible only once the file holds it.
 func (r *LocalRegistry) Apply(_ context.Context, req Request) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	next, res, err := r.t.prepare(req, r.floor.Get(req.Actor)+1)
+	next, res, err := r.t.prepare(req, r.floor.Get(req.Actor))
 	if err != nil {
 		return Result{}, err
 	}
-	if e := next.CurrentEpoch(); e > r.floor.Get(req.Actor) {
+	if e := next.CurrentEpoch(); e > r.floor.Durable(req.Actor) {
 		r.at(PointBeforeBurn)
 		if err := r.floor.Burn(req.Actor, e); err != nil {
 			return Result{}, ruleError(req.Op, err)

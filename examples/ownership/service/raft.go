@@ -39,7 +39,7 @@ func (m *Machine) Apply(cmd []byte) []byte {
 		return mustJSON(out)
 	}
 	m.mu.Lock()
-	next, res, err := m.t.prepare(req, 1)
+	next, res, err := m.t.prepare(req, 0)
 	if err == nil {
 		m.t.commit(next)
 	}

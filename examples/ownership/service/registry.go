@@ -62,16 +62,20 @@ func newTable() *table { return &table{actors: map[ownership.ActorID]*ownership.
 
 // ANCHOR: prepare
 
-// prepare computes the record req would produce, without changing t. first
-// is the first epoch of a created actor (its floor plus one). The checks run
-// in this order: the actor exists; the state machine accepts the caller in
-// this state; the caller's epoch is the one its role holds.
-func (t *table) prepare(req Request, first ownership.Epoch) (*ownership.Actor, Result, error) {
+// prepare computes the record req would produce, without changing t. floor
+// is the highest epoch ever burnt for the actor (0 if none): a created actor
+// starts at floor+1. The checks run in this order: the actor exists; the
+// state machine accepts the caller in this state; the caller's epoch is the
+// one its role holds.
+func (t *table) prepare(req Request, floor ownership.Epoch) (*ownership.Actor, Result, error) {
 	if req.Op == OpCreate {
 		if _, ok := t.actors[req.Actor]; ok {
 			return nil, Result{}, &Error{Code: CodeActorExists, Rule: "an actor is created once", Detail: fmt.Sprintf("actor %q", string(req.Actor))}
 		}
-		a, err := ownership.NewActor(req.Actor, ownership.Unowned{Epoch: first, IntendedOwner: req.To})
+		if floor == ownership.MaxEpoch {
+			return nil, Result{}, &Error{Code: CodeExhausted, Rule: "an epoch is never reused, so none is left after the largest", Detail: fmt.Sprintf("create %q: its epoch floor is %d, the largest epoch", string(req.Actor), floor)}
+		}
+		a, err := ownership.NewActor(req.Actor, ownership.Unowned{Epoch: floor + 1, IntendedOwner: req.To})
 		if err != nil {
 			return nil, Result{}, malformed("create %q: %v", string(req.Actor), err)
 		}
