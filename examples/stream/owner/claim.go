@@ -269,14 +269,15 @@ func (db *DB) snapshotLog() []record {
 
 // ANCHOR: unasked
 
-// claimUnasked is a claim nobody asked for: exactly one epoch above this
-// process's own, so any newer owner beats it, and being beaten resets the
-// database. Reference: chapter "Taking a database over", section "Claims
-// nobody asked for".
-func (db *DB) claimUnasked(ctx context.Context, reason string) error {
-	db.mu.Lock()
-	epoch := max(db.epoch, db.ownMax) + 1
-	db.mu.Unlock()
+// claimUnasked is a claim nobody asked for: exactly one epoch above own,
+// the highest epoch this process owns on the stream, so any newer owner
+// beats it, and being beaten resets the database. It is not one above the
+// highest claim in the local log: a claim that never reached the stream
+// (its request lost) would lift this one above the claim of an owner that
+// opened meanwhile. Reference: chapter "Taking a database over", section
+// "Claims nobody asked for".
+func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error {
+	epoch := own + 1
 	res, won, err := db.claim(ctx, epoch, reason)
 	if err != nil {
 		return err
@@ -307,16 +308,17 @@ func (db *DB) goLive(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stream %q: %v", db.c.Name, err)
 	}
+	own := db.Epoch()
 	for _, r := range recs {
 		if r.W != db.id {
-			return db.reset(&ResetError{Kind: ResetFenced, Epoch: db.Epoch(), Current: r.E,
+			return db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: r.E,
 				Detail: "another process wrote or claimed while this open was offline"})
 		}
-		db.mu.Lock()
-		db.ownMax = max(db.ownMax, r.E)
-		db.mu.Unlock()
+		// Our own claim whose answer was lost is on the stream: the next
+		// claim goes above it.
+		own = max(own, r.E)
 	}
-	return db.claimUnasked(ctx, "live")
+	return db.claimUnasked(ctx, "live", own)
 }
 
 // ANCHOR_END: unasked
@@ -358,14 +360,14 @@ func (db *DB) push(ctx context.Context) (int, error) {
 		case http.StatusConflict:
 			// The stream does not know this producer at this sequence
 			// number (it forgot an idle producer): claim again.
-			if err := db.claimUnasked(ctx, "forgotten"); err != nil {
+			if err := db.claimUnasked(ctx, "forgotten", db.Epoch()); err != nil {
 				return appended, err
 			}
 		case http.StatusRequestEntityTooLarge:
 			if err := db.shrink(b); err != nil {
 				return appended, err
 			}
-			if err := db.claimUnasked(ctx, "limit"); err != nil {
+			if err := db.claimUnasked(ctx, "limit", db.Epoch()); err != nil {
 				return appended, err
 			}
 		case http.StatusPreconditionFailed:
@@ -441,7 +443,7 @@ func (db *DB) probe(ctx context.Context) error {
 		case http.StatusForbidden:
 			return db.fenced(epoch, res)
 		case http.StatusConflict:
-			if err := db.claimUnasked(ctx, "forgotten"); err != nil {
+			if err := db.claimUnasked(ctx, "forgotten", db.Epoch()); err != nil {
 				return err
 			}
 			return nil // the claim was the round trip

@@ -643,6 +643,52 @@ func TestClaimsNobodyAskedFor(t *testing.T) {
 			a2.Close()
 		}
 	})
+
+	t.Run("back from a partition, an owner opens during the check", func(t *testing.T) {
+		// A's open reaches the stream but its claim of epoch 2 is lost on
+		// the way, so A opens offline having written claim 2 in its own log
+		// only. When A goes live, its read finds nobody else; B then opens
+		// and claims 2, the epoch after the stream's 1, before A's claim
+		// arrives. A's claim must lose to B: it is one above the epoch A
+		// owns, not one above the claim that never reached the stream.
+		ts := newTestStream(t)
+		dir := t.TempDir()
+		a, _ := ts.mustOpen(dir, "A")
+		a.Put("a", "1")
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		c, l := ts.client()
+		l.setFault(func(r *http.Request) (bool, bool) { return isClaim(r), false })
+		a2, err := Open(bg, dir, Options{Stream: c, Manual: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a2.Close()
+		if a2.Live() {
+			t.Fatal("A is live after its claim was lost")
+		}
+		var b *DB
+		l.setFault(func(r *http.Request) (bool, bool) {
+			if isClaim(r) && b == nil {
+				b, _ = ts.mustOpen(t.TempDir(), "B") // after A's read, before A's claim
+			}
+			return false, false
+		})
+		if err := a2.Synced(bg); !errors.Is(err, ErrFenced) {
+			t.Errorf("Synced of A back from the partition = %v, want ErrFenced", err)
+		}
+		if b == nil {
+			t.Fatal("B never opened")
+		}
+		if e, _ := ts.producer(); e != 2 {
+			t.Errorf("the stream's epoch is %d, want B's 2: A took over from B", e)
+		}
+		if err := b.Synced(bg); err != nil {
+			t.Errorf("B is no longer the owner: %v", err)
+		}
+	})
 }
 
 // forgetProducer makes the stream forget the database's producer, as a
