@@ -523,6 +523,12 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request, name string) {
 	c := stream.Command{Op: stream.OpAppend, Stream: name, ContentType: r.Header.Get("Content-Type"),
 		Close: isTrue(r.Header.Get(HeaderClosed)), StreamSeq: r.Header.Get(HeaderSeq),
 		Incarnation: r.Header.Get(HeaderIncarnation)}
+	for _, k := range []string{HeaderSeq, HeaderIncarnation} {
+		if err := once(r.Header, k); err != nil {
+			httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+			return
+		}
+	}
 	p, err := producerHeaders(r.Header)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
@@ -586,17 +592,26 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request, name string) {
 	}
 }
 
+// once returns an error naming header k when the request repeats it. The
+// headers that order or fence an append (Stream-Seq, Stream-Incarnation and
+// the producer headers) are refused when repeated rather than judged on one
+// of their values: the server would have to guess which one the writer meant.
+func once(h http.Header, k string) error {
+	if vs := h.Values(k); len(vs) > 1 {
+		return fmt.Errorf("%s is given %d times (%q); give it once", k, len(vs), vs)
+	}
+	return nil
+}
+
 // producerHeaders parses Producer-Id, Producer-Epoch and Producer-Seq: all
-// three or none (PROTOCOL.md 5.2.1 "Request Headers"), each given once. A
-// header repeated with two values would leave the fence to guess which epoch
-// or sequence number was meant, so that is refused too.
+// three or none (PROTOCOL.md 5.2.1 "Request Headers"), each given once.
 func producerHeaders(h http.Header) (*stream.Producer, error) {
 	n := 0
 	for _, k := range []string{HeaderProducerID, HeaderProducerEpoch, HeaderProducerSeq} {
-		switch vs := h.Values(k); {
-		case len(vs) > 1:
-			return nil, fmt.Errorf("%s is given %d times (%q); give it once", k, len(vs), vs)
-		case len(vs) == 1:
+		if err := once(h, k); err != nil {
+			return nil, err
+		}
+		if len(h.Values(k)) == 1 {
 			n++
 		}
 	}

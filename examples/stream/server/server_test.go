@@ -125,13 +125,14 @@ func TestProducerStatuses(t *testing.T) {
 	}
 }
 
-// TestRepeatedProducerHeaders checks that a producer header given twice is
-// refused with 400 naming the header, and changes nothing: with two epochs
-// in one request the fence could not know which one to judge.
+// TestRepeatedHeaders checks that a producer header, Stream-Seq or
+// Stream-Incarnation given twice is refused with 400 naming the header, and
+// changes nothing: with two epochs in one request the fence could not know
+// which one to judge.
 // Reference: PROTOCOL.md 5.2.1 "Request Headers" (400 for invalid producer
 // headers); chapter "The epoch-fenced stream" (a refusal changes nothing).
-func TestRepeatedProducerHeaders(t *testing.T) {
-	for _, k := range []string{HeaderProducerID, HeaderProducerEpoch, HeaderProducerSeq} {
+func TestRepeatedHeaders(t *testing.T) {
+	for _, k := range []string{HeaderProducerID, HeaderProducerEpoch, HeaderProducerSeq, HeaderSeq, HeaderIncarnation} {
 		t.Run(k, func(t *testing.T) {
 			s, m := newServer()
 			do(t, s, req{"PUT", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, ""})
@@ -142,6 +143,7 @@ func TestRepeatedProducerHeaders(t *testing.T) {
 				hr.Header.Set(h, v)
 			}
 			hr.Header.Add(k, "9")
+			hr.Header.Add(k, "10")
 			w := httptest.NewRecorder()
 			s.ServeHTTP(w, hr)
 			if w.Code != 400 || !strings.Contains(w.Body.String(), k) {
