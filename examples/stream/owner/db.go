@@ -81,6 +81,7 @@ type DB struct {
 	discards  int    // how many times merge discarded pending commits
 	resetErr  *ResetError
 	listeners []func(error)
+	due       []func(error) // listeners of a reset, not yet run (see fire)
 	closed    bool
 
 	kick chan struct{}
@@ -273,7 +274,11 @@ func (db *DB) Snapshot() (*Snapshot, error) {
 }
 
 // OnReset registers f to run once when the database resets, with the reset
-// error (matching ErrReset). If it has already reset, f runs now.
+// error (matching ErrReset). If it has already reset, f runs now. f runs on
+// the goroutine that found the reset (a Synced or Push call, or the
+// background replicator) after the DB has released its own locks, so f may
+// call the DB, Close included; a Synced call that found the reset returns
+// after its listeners ran.
 func (db *DB) OnReset(f func(error)) {
 	db.mu.Lock()
 	if db.resetErr != nil {
@@ -322,7 +327,7 @@ func (db *DB) syncedOnce(ctx context.Context) error {
 	db.mu.Unlock()
 
 	db.rmu.Lock()
-	defer db.rmu.Unlock()
+	defer db.releaseR()
 	if err := db.checkUsable(); err != nil {
 		return err // reset while this call waited: pending Synced calls fail
 	}
@@ -356,6 +361,13 @@ func (db *DB) syncedOnce(ctx context.Context) error {
 // offline). Unlike Synced it proves nothing about ownership. It is how a
 // Manual DB replicates without waiting.
 func (db *DB) Push(ctx context.Context) error {
+	err := db.pushR(ctx)
+	db.fire()
+	return err
+}
+
+// pushR is Push without running the listeners of a reset it finds.
+func (db *DB) pushR(ctx context.Context) error {
 	db.rmu.Lock()
 	defer db.rmu.Unlock()
 	if err := db.checkUsable(); err != nil {
@@ -368,6 +380,13 @@ func (db *DB) Push(ctx context.Context) error {
 	}
 	_, err := db.push(ctx)
 	return err
+}
+
+// releaseR releases rmu, then runs the listeners of a reset found while it
+// was held.
+func (db *DB) releaseR() {
+	db.rmu.Unlock()
+	db.fire()
 }
 
 func (db *DB) checkUsable() error {
@@ -426,7 +445,9 @@ func (db *DB) Close() error {
 	return db.log.close()
 }
 
-// reset puts the DB in its terminal reset state and runs the listeners once.
+// reset puts the DB in its terminal reset state. Its listeners become due;
+// fire runs them once the caller has released the DB's locks, so that a
+// listener may call the DB.
 func (db *DB) reset(e *ResetError) error {
 	db.mu.Lock()
 	if db.resetErr != nil {
@@ -436,14 +457,22 @@ func (db *DB) reset(e *ResetError) error {
 	}
 	e.Dir, e.Stream = db.dir, db.c.Name
 	db.resetErr = e
-	ls := db.listeners
-	db.listeners = nil
+	db.due, db.listeners = db.listeners, nil
 	db.mu.Unlock()
 	db.trace(Event{Kind: "reset", Epoch: e.Epoch, Err: e})
-	for _, f := range ls {
-		f(e)
-	}
 	return e
+}
+
+// fire runs the listeners that a reset made due, each once. Call it with no
+// lock of the DB held.
+func (db *DB) fire() {
+	db.mu.Lock()
+	ls, err := db.due, db.resetErr
+	db.due = nil
+	db.mu.Unlock()
+	for _, f := range ls {
+		f(err)
+	}
 }
 
 func (db *DB) trace(e Event) {
@@ -455,7 +484,12 @@ func (db *DB) trace(e Event) {
 // background replicates pending commits, and goes live after an offline
 // open, until Close or a reset.
 func (db *DB) background() {
-	defer db.wg.Done()
+	// A listener may call Close, which waits for this goroutine: it runs
+	// after Done.
+	defer func() {
+		db.wg.Done()
+		db.fire()
+	}()
 	t := time.NewTicker(db.opts.RetryInterval)
 	defer t.Stop()
 	for {
@@ -466,7 +500,7 @@ func (db *DB) background() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*db.opts.RetryInterval+time.Second)
-		err := db.Push(ctx)
+		err := db.pushR(ctx)
 		cancel()
 		if errors.Is(err, ErrReset) || errors.Is(err, ErrClosed) {
 			return

@@ -885,3 +885,51 @@ func TestBackgroundReplicator(t *testing.T) {
 		t.Errorf("Synced with a deadline while partitioned = %v, want ErrUnreachable", err)
 	}
 }
+
+// TestResetListenersMayUseTheDB checks that a reset listener may call the
+// database it listens to, Close included (the usual reaction to being
+// fenced), whether the reset was found by a Synced call or by the background
+// replicator, and that the listener still runs exactly once.
+// Reference: chapter "Taking a database over", section "What the fenced
+// process sees".
+func TestResetListenersMayUseTheDB(t *testing.T) {
+	for _, manual := range []bool{true, false} {
+		t.Run(fmt.Sprintf("manual=%v", manual), func(t *testing.T) {
+			ts := newTestStream(t)
+			c, _ := ts.client()
+			a, err := Open(bg, t.TempDir(), Options{Stream: c, ID: "A", Manual: manual, RetryInterval: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Put("k", "v1")
+			if err := a.Synced(bg); err != nil {
+				t.Fatal(err)
+			}
+			var calls atomic.Int32
+			closed := make(chan error, 2)
+			a.OnReset(func(error) {
+				calls.Add(1)
+				a.Push(bg)
+				closed <- a.Close()
+			})
+			ts.mustOpen(t.TempDir(), "B")
+			a.Put("k", "v2")
+			go a.Synced(bg)
+			select {
+			case err := <-closed:
+				if err != nil {
+					t.Errorf("Close from the listener = %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a listener that closes the database never returned: deadlock")
+			}
+			if _, _, err := a.Get("k"); !errors.Is(err, ErrReset) {
+				t.Errorf("Get after the reset = %v, want ErrReset", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+			if n := calls.Load(); n != 1 {
+				t.Errorf("listener ran %d times, want 1", n)
+			}
+		})
+	}
+}
