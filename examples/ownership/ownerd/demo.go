@@ -29,7 +29,7 @@ func demo(ctx context.Context, c *cluster, w io.Writer) error {
 		return err
 	}
 	defer kv.Close()
-	checked, unchecked := service.NewStore(kv), service.NewUncheckedStore()
+	checked, unchecked := service.NewStore("x", kv), service.NewUncheckedStore()
 	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	step := func(who, what string, result any) { say("%-12s %-28s -> %v", who, what, result) }
 

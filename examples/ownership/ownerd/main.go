@@ -125,7 +125,7 @@ func startCluster(n int, dir string) (*cluster, error) {
 		}
 		v := &voter{id: p.ID, group: g, server: service.NewServer(service.NewRaftRegistry(g, m), r)}
 		c.voters = append(c.voters, v)
-		cert, err := auth.Issue(ownership.NodeID(p.ID))
+		cert, err := auth.IssueServer(ownership.NodeID(p.ID))
 		if err != nil {
 			c.close()
 			return nil, err

@@ -65,7 +65,7 @@ func startEnv(t *testing.T, auth *Authority, reg Registry) *env {
 // returns its address.
 func serve(t *testing.T, auth *Authority, name ownership.NodeID, s *Server) string {
 	t.Helper()
-	cert, err := auth.Issue(name)
+	cert, err := auth.IssueServer(name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,15 +69,31 @@ func (a *Authority) Pool() *x509.CertPool { return a.pool }
 
 // ANCHOR: issue
 
-// Issue returns a certificate and key for the node called name, signed by a.
-// The name is both the subject's common name and a DNS subject alternative
-// name, and it is the only identity a server reads from the connection. The
-// certificate is good for both ends of a connection (client and server
-// authentication) and also names ServiceName and 127.0.0.1, so a voter can
-// present it as a server.
+// Issue returns a node's certificate and key for the node called name,
+// signed by a. The name is the subject's common name and the certificate's
+// only DNS name, and it is the only identity a server reads from the
+// connection. The certificate is for client authentication only: a node
+// proves who it is to the service with it, and cannot pose as the service
+// (a client refuses it as a server certificate).
 //
 // Errors: *InvalidNameError if name is not 1 to 64 of [A-Za-z0-9._-].
 func (a *Authority) Issue(name ownership.NodeID) (tls.Certificate, error) {
+	return a.issue(name, []string{string(name)}, nil, x509.ExtKeyUsageClientAuth)
+}
+
+// ANCHOR_END: issue
+
+// IssueServer returns a voter's certificate and key: the common name is the
+// voter's name, the DNS names are that name and ServiceName, the IP address
+// is 127.0.0.1, and the certificate is for server authentication only, so a
+// voter's certificate cannot call the service as a node.
+//
+// Errors: *InvalidNameError if name is not 1 to 64 of [A-Za-z0-9._-].
+func (a *Authority) IssueServer(name ownership.NodeID) (tls.Certificate, error) {
+	return a.issue(name, []string{string(name), ServiceName}, []net.IP{net.IPv4(127, 0, 0, 1)}, x509.ExtKeyUsageServerAuth)
+}
+
+func (a *Authority) issue(name ownership.NodeID, dns []string, ips []net.IP, usage x509.ExtKeyUsage) (tls.Certificate, error) {
 	if err := checkName(name); err != nil {
 		return tls.Certificate{}, err
 	}
@@ -89,12 +105,12 @@ func (a *Authority) Issue(name ownership.NodeID) (tls.Certificate, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: string(name)},
-		DNSNames:     []string{string(name), ServiceName},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     dns,
+		IPAddresses:  ips,
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
 	if err != nil {
@@ -106,8 +122,6 @@ func (a *Authority) Issue(name ownership.NodeID) (tls.Certificate, error) {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
 }
-
-// ANCHOR_END: issue
 
 func serial() *big.Int {
 	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
@@ -176,10 +190,11 @@ func (r Roster) Names() []ownership.NodeID { return slices.Clone(r.names) }
 // ANCHOR: server_tls
 
 // ServerTLS returns the TLS configuration of a server that presents cert and
-// accepts only clients whose certificate chains to a
-// (RequireAndVerifyClientCert) and names a node on roster. The roster check
-// runs in VerifyConnection, inside the handshake: a stranger's connection
-// fails before an HTTP request is read, so no method runs for it.
+// accepts only clients whose certificate chains to a, is valid now and is
+// meant for client authentication (RequireAndVerifyClientCert), and names
+// exactly one node, on roster. The roster check runs in VerifyConnection,
+// inside the handshake: a stranger's connection fails before an HTTP
+// request is read, so no method runs for it.
 func ServerTLS(a *Authority, cert tls.Certificate, roster Roster) *tls.Config {
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS13,
@@ -194,14 +209,19 @@ func ServerTLS(a *Authority, cert tls.Certificate, roster Roster) *tls.Config {
 }
 
 // callerOf returns the node named by the verified client certificate of cs.
+// A node certificate names one node: its common name, which is also its
+// only DNS name, and no other subject alternative name. A certificate that
+// names two (say A and B) would let one key speak for both, so it is
+// refused rather than read as either.
 func callerOf(cs tls.ConnectionState, roster Roster) (ownership.NodeID, error) {
 	if len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
 		return "", fmt.Errorf("no verified client certificate: %w", ErrNotOnRoster)
 	}
 	leaf := cs.VerifiedChains[0][0]
 	name := ownership.NodeID(leaf.Subject.CommonName)
-	if !slices.Contains(leaf.DNSNames, string(name)) {
-		return "", fmt.Errorf("certificate common name %q is not among its DNS names: %w", name, ErrNotOnRoster)
+	if len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != string(name) ||
+		len(leaf.IPAddresses)+len(leaf.URIs)+len(leaf.EmailAddresses) != 0 {
+		return "", fmt.Errorf("certificate for %q names %v, want exactly its common name: %w", name, leaf.DNSNames, ErrNotOnRoster)
 	}
 	if !roster.Contains(name) {
 		return "", fmt.Errorf("node %q: %w", name, ErrNotOnRoster)

@@ -159,7 +159,7 @@ func TestThreeVotersLeaderKilledDuringHandovers(t *testing.T) {
 	for _, id := range c.IDs() {
 		handlers[id] = &voterHandler{}
 		front(id)
-		cert, err := auth.Issue(ownership.NodeID("voter-" + id))
+		cert, err := auth.IssueServer(ownership.NodeID("voter-" + id))
 		if err != nil {
 			t.Fatal(err)
 		}

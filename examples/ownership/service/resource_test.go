@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,7 +23,7 @@ func TestResourceServerRefusesStaleToken(t *testing.T) {
 	tokA := e.ownedBy("x", "A")
 	ctx := ctxT(t)
 	kv := e.client("kv")
-	checked, unchecked := NewStore(kv), NewUncheckedStore()
+	checked, unchecked := NewStore("x", kv), NewUncheckedStore()
 	for _, s := range []*Store{checked, unchecked} {
 		if err := s.Put(ctx, tokA, "greeting", "hello from A"); err != nil {
 			t.Fatal(err)
@@ -83,7 +84,7 @@ func (failingChecker) Validate(context.Context, ownership.Token) (Validity, erro
 // When the fence check cannot be made the write is refused, never let
 // through: the store fails closed.
 func TestResourceServerFailsClosed(t *testing.T) {
-	s := NewStore(failingChecker{})
+	s := NewStore("x", failingChecker{})
 	err := s.Put(context.Background(), ownership.Token{Actor: "x", Epoch: 1, Holder: "A"}, "k", "v")
 	if err == nil {
 		t.Fatal("write accepted without a fence check")
@@ -99,7 +100,7 @@ func TestResourceServerUnderConcurrentStaleWriters(t *testing.T) {
 	e := newLocalEnv(t)
 	tokA := e.ownedBy("x", "A")
 	ctx := ctxT(t)
-	store := NewStore(e.client("kv"))
+	store := NewStore("x", e.client("kv"))
 	if _, err := e.client("A").BeginTransfer(ctx, "x", 1, "B"); err != nil {
 		t.Fatal(err)
 	}
@@ -128,5 +129,33 @@ func TestResourceServerUnderConcurrentStaleWriters(t *testing.T) {
 	}
 	if got, _ := store.Get("k"); got.Value != "B" {
 		t.Fatalf("store holds %+v; want only B's writes", got)
+	}
+}
+
+// A store belongs to one actor. A token that is valid, but for another
+// actor, confers no right to write it: C owns y, not x, and may not write
+// x's store. Before the fix the store asked only whether the token was
+// valid for its own actor, whichever that was, and took C's write.
+// Reference: chapter "The ownership service", section "A resource server
+// that checks fences".
+func TestStoreRefusesTokenOfAnotherActor(t *testing.T) {
+	e := newLocalEnv(t)
+	tokA := e.ownedBy("x", "A")
+	tokC := e.ownedBy("y", "C")
+	ctx := ctxT(t)
+	store := NewStore("x", e.client("kv"))
+	if err := store.Put(ctx, tokA, "k", "A"); err != nil {
+		t.Fatal(err)
+	}
+	err := store.Put(ctx, tokC, "k", "C, owner of y")
+	var fe *FencedError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "actor y") {
+		t.Fatalf("write to x's store with %v: %v; want ErrFenced naming actor y", tokC, err)
+	}
+	if got, _ := store.Get("k"); got.Token != tokA {
+		t.Fatalf("store holds %+v; want A's write", got)
+	}
+	if got := NewUncheckedStore().Put(ctx, tokC, "k", "C"); got != nil {
+		t.Fatalf("unchecked store: %v", got)
 	}
 }
