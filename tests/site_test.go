@@ -204,7 +204,9 @@ func checkSite(t *testing.T, b *book.Book, out string) {
 			continue
 		}
 		var got []string
-		for _, a := range find(sidebars[0], func(n *html.Node) bool { return n.Data == "a" && !hasClass(n, "sidebar-title") && !hasClass(n, "sidebar-close") }) {
+		for _, a := range find(sidebars[0], func(n *html.Node) bool {
+			return n.Data == "a" && !hasClass(n, "sidebar-title") && !hasClass(n, "sidebar-close")
+		}) {
 			target, _, _ := resolve(page, attr(a, "href"), rootPath)
 			got = append(got, target)
 		}

@@ -286,6 +286,7 @@
     input.addEventListener("keydown", function (e) {
       if (e.key === "ArrowDown") { e.preventDefault(); select(selected + 1); }
       else if (e.key === "ArrowUp") { e.preventDefault(); select(selected - 1); }
+      else if (e.key === "Escape") { e.preventDefault(); dialog.close(); }
       else if (e.key === "Enter") {
         e.preventDefault();
         var li = list.children[selected];
@@ -293,6 +294,9 @@
       }
     });
     dialog.addEventListener("click", function (e) { if (e.target === dialog) dialog.close(); });
+    dialog.addEventListener("close", function () {
+      if (dialog.contains(document.activeElement)) document.activeElement.blur();
+    });
   }
 
   // ------------------------------------------------------------- keyboard

@@ -1,0 +1,3 @@
+module example.com/browserbook
+
+go 1.26
