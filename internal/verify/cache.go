@@ -26,7 +26,10 @@ import (
 // directories but starts no process: a prose-only edit runs no go command.
 // The files are found once, when the check runs, with "go list -deps -test"
 // (every package of the main module the check's packages import, their own
-// files and testdata), plus go.mod and go.sum.
+// files and testdata, and the files their //go:embed lines name, which may
+// sit in subdirectories), plus go.mod and go.sum. A file a program opens at
+// run time outside its package directory and testdata is not known and
+// not in the key.
 //
 // Only passing checks are stored. Entries are JSON files under
 // CacheDir/verify/, written atomically.
@@ -148,8 +151,12 @@ func hashDir(root, rel string) string {
 }
 
 // newManifest records go.mod, go.sum, every regular file directly in each
-// of dirs (repository-relative), and everything under their testdata/.
-func newManifest(root string, dirs []string) manifest {
+// of l.dirs (repository-relative), everything under their testdata/, and
+// each embedded file in l.embeds with the listing of every directory
+// between its package directory and itself (so that a file added to an
+// embedded directory is noticed too).
+func newManifest(root string, l listed) manifest {
+	dirs := l.dirs
 	m := manifest{Files: map[string]string{}, Dirs: map[string]string{}}
 	for _, f := range []string{"go.mod", "go.sum"} {
 		m.Files[f] = hashFile(root, f)
@@ -174,14 +181,40 @@ func newManifest(root string, dirs []string) manifest {
 	for _, d := range dirs {
 		addDir(d, false)
 	}
+	for _, e := range l.embeds {
+		m.Files[e.file] = hashFile(root, e.file)
+		for d := path.Dir(e.file); d != e.pkgDir && d != "." && d != "/"; d = path.Dir(d) {
+			if _, ok := m.Dirs[d]; !ok {
+				m.Dirs[d] = hashDir(root, d)
+			}
+		}
+	}
 	return m
+}
+
+// listed is what the cache learns from go list: the repository-relative
+// directories of the main module's packages involved, and their embedded
+// files.
+type listed struct {
+	dirs   []string
+	embeds []embedFile
+}
+
+// embedFile is a file a //go:embed line names, repository-relative, with
+// the directory of the package that embeds it.
+type embedFile struct {
+	file, pkgDir string
 }
 
 // listPackage is the part of "go list -json" output the cache needs.
 type listPackage struct {
 	ImportPath string
 	Dir        string
-	Module     *struct {
+	// EmbedFiles, TestEmbedFiles and XTestEmbedFiles are relative to Dir.
+	EmbedFiles      []string
+	TestEmbedFiles  []string
+	XTestEmbedFiles []string
+	Module          *struct {
 		Path string
 		Main bool
 	}
@@ -190,16 +223,16 @@ type listPackage struct {
 // listCall is one "go list" shared by the checks that need it.
 type listCall struct {
 	done chan struct{}
-	dirs []string
+	l    listed
 	err  error
 }
 
 // localDirs runs "go list -e -deps -test -json args..." in root and returns
 // the repository-relative directories of the main module's packages in the
-// result: the packages named by args and every local package they or their
-// tests import. Concurrent and repeated calls with the same arguments share
-// one go list run.
-func (v *verifier) localDirs(ctx context.Context, extra []string, args []string) ([]string, error) {
+// result (the packages named by args and every local package they or their
+// tests import) and the files those packages embed. Concurrent and repeated
+// calls with the same arguments share one go list run.
+func (v *verifier) localDirs(ctx context.Context, extra []string, args []string) (listed, error) {
 	key := strings.Join(extra, "\x00") + "\x00" + strings.Join(args, "\x00")
 	v.mu.Lock()
 	c, ok := v.listed[key]
@@ -210,30 +243,32 @@ func (v *verifier) localDirs(ctx context.Context, extra []string, args []string)
 	v.mu.Unlock()
 	if ok {
 		<-c.done
-		return c.dirs, c.err
+		return c.l, c.err
 	}
-	c.dirs, c.err = v.goList(ctx, extra, args)
+	c.l, c.err = v.goList(ctx, extra, args)
 	close(c.done)
-	return c.dirs, c.err
+	return c.l, c.err
 }
 
-func (v *verifier) goList(ctx context.Context, extra []string, args []string) ([]string, error) {
+func (v *verifier) goList(ctx context.Context, extra []string, args []string) (listed, error) {
 	cmd := append(append([]string{v.goCmd, "list"}, extra...), "-e", "-deps", "-test", "-json")
 	cmd = append(cmd, args...)
 	res, err := v.exec(ctx, Run{Args: cmd, Dir: v.root, Timeout: listTimeout})
 	if err != nil {
-		return nil, err
+		return listed{}, err
 	}
 	if res.TimedOut || res.ExitCode != 0 {
-		return nil, fmt.Errorf("go list %s: exit status %d\n%s", strings.Join(args, " "), res.ExitCode, res.Output)
+		return listed{}, fmt.Errorf("go list %s: exit status %d\n%s", strings.Join(args, " "), res.ExitCode, res.Output)
 	}
 	seen := map[string]bool{}
 	var dirs []string
+	var embeds []embedFile
+	seenEmbed := map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(res.Output))
 	for dec.More() {
 		var p listPackage
 		if err := dec.Decode(&p); err != nil {
-			return nil, fmt.Errorf("go list output: %v", err)
+			return listed{}, fmt.Errorf("go list output: %v", err)
 		}
 		if p.Module == nil || !p.Module.Main || p.Dir == "" {
 			continue
@@ -247,9 +282,19 @@ func (v *verifier) goList(ctx context.Context, extra []string, args []string) ([
 			seen[rel] = true
 			dirs = append(dirs, rel)
 		}
+		for _, list := range [][]string{p.EmbedFiles, p.TestEmbedFiles, p.XTestEmbedFiles} {
+			for _, f := range list {
+				f = path.Join(rel, filepath.ToSlash(f))
+				if !seenEmbed[f] {
+					seenEmbed[f] = true
+					embeds = append(embeds, embedFile{file: f, pkgDir: rel})
+				}
+			}
+		}
 	}
 	sort.Strings(dirs)
-	return dirs, nil
+	sort.Slice(embeds, func(i, j int) bool { return embeds[i].file < embeds[j].file })
+	return listed{dirs: dirs, embeds: embeds}, nil
 }
 
 // goVersion is recorded in the goversion.json file of the cache with the

@@ -39,11 +39,11 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			r.checks = append(r.checks, Check{Kind: kind, Subject: pkg, Cached: true})
 			return r
 		}
-		dirs, err := v.localDirs(ctx, nil, []string{pkg})
+		l, err := v.localDirs(ctx, nil, []string{pkg})
 		if err != nil {
 			return fail(0, dir, "%v", err)
 		}
-		m := newManifest(v.root, dirs)
+		m := newManifest(v.root, l)
 		res, err := v.exec(ctx, Run{Args: []string{v.goCmd, kind, pkg}, Dir: v.root, Timeout: PackageTimeout})
 		r.checks = append(r.checks, Check{Kind: kind, Subject: pkg, Elapsed: res.Elapsed})
 		switch {
@@ -170,12 +170,12 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 			return
 		}
 	}
-	dirs, err := v.localDirs(ctx, nil, packageArgs(words))
+	l, err := v.localDirs(ctx, nil, packageArgs(words))
 	if err != nil {
 		fail(cmdLine, "", "$ %s: %v", c.Text, err)
 		return
 	}
-	m := newManifest(v.root, dirs)
+	m := newManifest(v.root, l)
 	res, err := v.exec(ctx, Run{Args: append([]string{v.goCmd}, words[1:]...), Dir: v.root, Timeout: timeout})
 	r.checks = append(r.checks, Check{Kind: "transcript", Subject: subject, Elapsed: res.Elapsed})
 	switch {
@@ -391,13 +391,13 @@ func (v *verifier) compileJob(d *expand.Doc, blk Block) job {
 			r.checks = append(r.checks, Check{Kind: "compile", Subject: subject, Cached: true})
 			return r
 		}
-		var dirs []string
+		var l listed
 		if local := v.localImports(src); len(local) > 0 {
-			if dirs, err = v.localDirs(ctx, nil, local); err != nil {
+			if l, err = v.localDirs(ctx, nil, local); err != nil {
 				return fail(blk.Line, "", "go block: %v", err)
 			}
 		}
-		m := newManifest(v.root, dirs)
+		m := newManifest(v.root, l)
 		tmp, err := os.MkdirTemp("", "bookgen-snippet-")
 		if err != nil {
 			return fail(blk.Line, "", "go block: %v", err)

@@ -559,3 +559,52 @@ func BenchmarkVerifyCached(b *testing.B) {
 		b.Fatalf("%d processes ran on a cached verification", calls)
 	}
 }
+
+// TestCacheNoticesEmbeddedFiles checks that a file a program embeds from a
+// subdirectory (//go:embed static) is part of the key of the checks that
+// build it: a changed or added embedded file reruns the transcript, whose
+// output then no longer matches.
+func TestCacheNoticesEmbeddedFiles(t *testing.T) {
+	program := "package main\n\n" +
+		"import (\n\t\"embed\"\n\t\"fmt\"\n\t\"io/fs\"\n)\n\n" +
+		"//go:embed static\nvar static embed.FS\n\n" +
+		"func main() {\n" +
+		"\tfs.WalkDir(static, \".\", func(p string, d fs.DirEntry, err error) error {\n" +
+		"\t\tif !d.IsDir() {\n\t\t\tb, _ := static.ReadFile(p)\n\t\t\tfmt.Printf(\"%s: %s\", p, b)\n\t\t}\n\t\treturn nil\n\t})\n" +
+		"}\n"
+	chapter := "# Chapter\n```console\n$ go run ./examples/emb\nstatic/msg.txt: epoch 1\n```\n"
+	root := fixture(t, chapter, map[string]string{
+		"examples/emb/main.go":        program,
+		"examples/emb/static/msg.txt": "epoch 1\n",
+	})
+	rec := &recorder{}
+	opt := Options{exec: rec.exec}
+	if _, err := verifyRoot(t, root, opt); err != nil {
+		t.Fatalf("cold: %v", err)
+	}
+	rec.take()
+	if _, err := verifyRoot(t, root, opt); err != nil {
+		t.Fatalf("warm: %v", err)
+	}
+	if calls := rec.take(); len(calls) != 0 {
+		t.Fatalf("warm run started go: %q", calls)
+	}
+
+	for _, step := range []struct{ what, file, content string }{
+		{"edited embedded file", "examples/emb/static/msg.txt", "epoch 2\n"},
+		{"file added to an embedded directory", "examples/emb/static/sub/new.txt", "new\n"},
+	} {
+		if step.file != "examples/emb/static/msg.txt" {
+			writeFile(t, root, "examples/emb/static/msg.txt", "epoch 1\n")
+		}
+		writeFile(t, root, step.file, step.content)
+		_, err := verifyRoot(t, root, opt)
+		errs := diag.All(err)
+		if len(errs) != 1 || errs[0].File != "book/ch.md" || !strings.Contains(errs[0].Msg, "differs from the transcript") {
+			t.Errorf("after %s: err = %v, want the transcript to differ", step.what, err)
+		}
+		if calls := rec.take(); countPrefix(calls, "run ./examples/emb") != 1 {
+			t.Errorf("after %s: go calls %q, want the transcript rerun", step.what, calls)
+		}
+	}
+}
