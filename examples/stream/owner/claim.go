@@ -515,7 +515,7 @@ func (db *DB) moveToSalvage() (string, error) {
 			break
 		}
 	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
+	if err := mkdirSynced(dst); err != nil {
 		return "", err
 	}
 	db.log.close()
@@ -524,7 +524,13 @@ func (db *DB) moveToSalvage() (string, error) {
 			return dst, err
 		}
 	}
-	syncDir(db.dir)
+	// A rename changes two directories: both are fsynced.
+	if err := syncDir(dst); err != nil {
+		return dst, err
+	}
+	if err := syncDir(db.dir); err != nil {
+		return dst, err
+	}
 	// Later log writes go nowhere useful; the DB is reset anyway.
 	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err == nil {

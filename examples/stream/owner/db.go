@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -110,8 +109,8 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = 100 * time.Millisecond
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+	if err := mkdirSynced(dir); err != nil {
+		return nil, fmt.Errorf("open %s: %v", dir, err)
 	}
 	id, err := loadID(dir, opts.ID)
 	if err != nil {
@@ -188,7 +187,9 @@ func loadID(dir, want string) (string, error) {
 	if err := writeSynced(path, []byte(id+"\n")); err != nil {
 		return "", err
 	}
-	syncDir(dir)
+	if err := syncDir(dir); err != nil {
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
 	return id, nil
 }
 

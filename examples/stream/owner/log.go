@@ -79,25 +79,46 @@ type localLog struct {
 	f    *os.File
 }
 
+// openLocalLog opens (or creates) dir/log and returns its records. A torn
+// final line, left by a crash during an append that therefore never
+// returned, is cut off the file, and the cut is fsynced before any new
+// append. A new log file's directory entry is fsynced too, so that a crash
+// cannot take the file, and the commits fsynced into it, away.
 func openLocalLog(dir string) (*localLog, []record, error) {
 	path := filepath.Join(dir, "log")
 	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
+	created := os.IsNotExist(err)
+	if err != nil && !created {
 		return nil, nil, err
 	}
 	recs, err := decode(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
-	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
-		// Drop a torn final line so that later appends start on a line.
-		if err := os.Truncate(path, int64(i+1)); err != nil {
-			return nil, nil, err
-		}
-	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, nil, err
+	}
+	fail := func(err error) (*localLog, []record, error) {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		// Drop a torn final line so that later appends start on a line.
+		if err := f.Truncate(int64(i + 1)); err != nil {
+			return fail(err)
+		}
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
+	}
+	if created {
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
+		if err := syncDir(dir); err != nil {
+			return fail(err)
+		}
 	}
 	return &localLog{path: path, f: f}, recs, nil
 }
@@ -112,21 +133,25 @@ func (l *localLog) append(recs ...record) error {
 	return nil
 }
 
-// rewrite replaces the whole log with recs atomically (write, sync, rename).
+// rewrite replaces the whole log with recs atomically: write a temporary
+// file and fsync it, rename it over the log, fsync the directory. If a step
+// fails, the log is left as it was and stays open for appends.
 func (l *localLog) rewrite(recs []record) error {
 	tmp := l.path + ".tmp"
 	if err := writeSynced(tmp, encode(recs...)); err != nil {
-		return err
+		return fmt.Errorf("%s: %v", tmp, err)
 	}
-	l.f.Close()
 	if err := os.Rename(tmp, l.path); err != nil {
 		return err
 	}
-	syncDir(filepath.Dir(l.path))
+	if err := syncDir(filepath.Dir(l.path)); err != nil {
+		return fmt.Errorf("%s: %v", l.path, err)
+	}
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
+	l.f.Close()
 	l.f = f
 	return nil
 }
@@ -149,11 +174,39 @@ func writeSynced(path string, data []byte) error {
 	return f.Close()
 }
 
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+// syncDir fsyncs a directory, making the entries created, renamed or
+// removed in it durable. Tests replace it to watch the calls.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
 	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// mkdirSynced makes dir and any missing parents, fsyncing the parent of
+// each directory it made so that the new entries survive a crash.
+func mkdirSynced(dir string) error {
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: not a directory", dir)
+		}
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirSynced(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
 }
 
 // readLines returns the non-empty lines of a small text file, nil if absent.
