@@ -723,6 +723,17 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, name string) {
 	// countdown); that write, applied here, is itself the leader read, since
 	// the leader applies it after everything committed before it.
 	if pre, o := s.M.Stat(name, s.now().UnixNano()); o == "" && pre.TTL >= 0 {
+		// A read that is going to be refused must not restart the
+		// countdown, so an explicit offset is first checked against the
+		// current state (after a leader read of its own).
+		if hasOffset && q.Get("offset") != "-1" && q.Get("offset") != "now" {
+			if !s.leaderRead(w, r) {
+				return
+			}
+			if _, ok := s.readAt(w, name, parsed, 1); !ok {
+				return
+			}
+		}
 		res, ok := s.apply(r.Context(), w, r, stream.Command{Op: stream.OpTouch, Stream: name}, nil)
 		if !ok {
 			return
@@ -785,8 +796,10 @@ func body(rr stream.ReadResult) []byte {
 	return b
 }
 
-func (s *Server) readAt(w http.ResponseWriter, name string, off int64) (stream.ReadResult, bool) {
-	rr, o := s.M.Read(name, off, s.maxRead(), s.now().UnixNano())
+// readAt reads at most about maxBytes from off, or answers the refusal
+// (404, 410, or 400 naming the offset) and returns false.
+func (s *Server) readAt(w http.ResponseWriter, name string, off int64, maxBytes int) (stream.ReadResult, bool) {
+	rr, o := s.M.Read(name, off, maxBytes, s.now().UnixNano())
 	switch {
 	case o == stream.BadRequest && off > rr.Tail:
 		httpError(w, statusOf(o), "stream %q: offset %s is past the tail %s", name, FormatOffset(off), FormatOffset(rr.Tail))
@@ -835,7 +848,7 @@ func (s *Server) writeRead(w http.ResponseWriter, r *http.Request, rr stream.Rea
 }
 
 func (s *Server) catchUp(w http.ResponseWriter, r *http.Request, name string, off int64, atNow bool) {
-	rr, ok := s.readAt(w, name, off)
+	rr, ok := s.readAt(w, name, off, s.maxRead())
 	if !ok {
 		return
 	}
@@ -854,7 +867,7 @@ func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, name string, o
 	defer deadline.Stop()
 	for {
 		changed := s.M.Changed(name)
-		rr, ok := s.readAt(w, name, off)
+		rr, ok := s.readAt(w, name, off, s.maxRead())
 		if !ok {
 			return
 		}

@@ -185,6 +185,37 @@ func TestRefusalMessages(t *testing.T) {
 	}
 }
 
+// TestRefusedReadKeepsTTL checks that a read of a stream with a sliding TTL
+// that is refused (offset past the tail, or inside a JSON message) does not
+// restart the countdown: only a read that is answered counts as one.
+// Reference: PROTOCOL.md 5.1 Stream-TTL (a read resets the countdown);
+// chapter "The epoch-fenced stream", section "The HTTP surface" (a refused
+// request changes nothing).
+func TestRefusedReadKeepsTTL(t *testing.T) {
+	s, m := newServer()
+	now := time.Unix(1_700_000_000, 0)
+	s.Now = func() time.Time { return now }
+	do(t, s, req{"PUT", "/v1/stream/t", map[string]string{"Content-Type": "application/json", HeaderTTL: "60"}, `["ab"]`})
+	now = now.Add(10 * time.Second)
+	before, _ := m.Snapshot()
+	for _, off := range []int64{99, 1} {
+		w := do(t, s, req{"GET", "/v1/stream/t?offset=" + FormatOffset(off), nil, ""})
+		if w.Code != 400 {
+			t.Fatalf("offset %d: %d %q, want 400", off, w.Code, w.Body)
+		}
+	}
+	if after, _ := m.Snapshot(); !bytes.Equal(before, after) {
+		t.Errorf("a refused read changed the state:\n%s\n%s", before, after)
+	}
+	// An answered read does restart it.
+	if w := do(t, s, req{"GET", "/v1/stream/t?offset=" + FormatOffset(0), nil, ""}); w.Code != 200 {
+		t.Fatalf("read at 0: %d %q", w.Code, w.Body)
+	}
+	if after, _ := m.Snapshot(); bytes.Equal(before, after) {
+		t.Error("an answered read of a TTL stream did not record the read")
+	}
+}
+
 // TestLongPollWakes checks that a long-poll waiting at the tail returns the
 // data of an append applied while it waits, and 204 when none comes.
 // Reference: PROTOCOL.md 5.7.
