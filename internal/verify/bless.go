@@ -49,7 +49,8 @@ func blessFor(d *expand.Doc, blk Block, c Command, actual []string) (blessEdit, 
 	return blessEdit{File: cmd.File, From: cmd.Line + 1, To: cmd.Line + len(c.Expected), Lines: lines, Command: c.Text}, nil
 }
 
-// applyBless writes the edits, each file once and atomically, and returns
+// applyBless writes the edits, each file once and atomically, keeping the
+// line ending (LF or CRLF) of each edit's command line, and returns
 // a description of each edit ("book/ch.md:13: go run ./x (2 lines -> 3
 // lines)") and the problems met.
 func applyBless(root string, edits []blessEdit) ([]string, []*diag.Error) {
@@ -93,7 +94,15 @@ func applyBless(root string, edits []blessEdit) ([]string, []*diag.Error) {
 				ok = false
 				break
 			}
-			lines = append(lines[:e.From-1], append(append([]string(nil), e.Lines...), lines[e.To:]...)...)
+			repl := append([]string(nil), e.Lines...)
+			if e.From >= 2 && strings.HasSuffix(lines[e.From-2], "\r") {
+				// The command line ends in CRLF: so do the new lines,
+				// or the file would mix line endings.
+				for k := range repl {
+					repl[k] += "\r"
+				}
+			}
+			lines = append(lines[:e.From-1], append(repl, lines[e.To:]...)...)
 		}
 		if !ok {
 			continue

@@ -51,6 +51,20 @@ func TestApplyBless(t *testing.T) {
 	}
 }
 
+// TestApplyBlessKeepsCRLF checks that a transcript in a file with CRLF line
+// ends is rewritten with CRLF line ends.
+func TestApplyBlessKeepsCRLF(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "book/ch.md", "```console\r\n$ go run ./a\r\nold\r\n```\r\n")
+	_, errs := applyBless(root, []blessEdit{{File: "book/ch.md", From: 3, To: 3, Lines: []string{"new 1", "new 2"}, Command: "go run ./a"}})
+	if len(errs) != 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	if got, want := readFile(t, root, "book/ch.md"), "```console\r\n$ go run ./a\r\nnew 1\r\nnew 2\r\n```\r\n"; got != want {
+		t.Errorf("file = %q, want %q", got, want)
+	}
+}
+
 func TestBlessForRefusesScatteredTranscripts(t *testing.T) {
 	d := &expand.Doc{Chapter: &book.Item{Path: "ch.md"}, Origins: []expand.Origin{
 		{File: "book/ch.md", Line: 1}, {File: "book/ch.md", Line: 2}, {File: "book/out.txt", Line: 1},
