@@ -157,7 +157,7 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 	db.mu.Lock()
 	from := db.ackOffset
 	db.mu.Unlock()
-	data, next, _, err := db.c.readAll(ctx, from, true)
+	data, next, inc, err := db.c.readAll(ctx, from, true)
 	if err != nil {
 		db.unsettled()
 		return err
@@ -193,7 +193,14 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 	}
 	db.live = true
 	db.trace(Event{Kind: "recover", Epoch: epoch, Landed: m.landed, Kept: m.kept, Discarded: m.discarded, Taken: m.taken})
-	return db.log.append(record{T: "owner", E: epoch, I: db.ackIndex, O: db.ackOffset})
+	owner := []record{{T: "owner", E: epoch, I: db.ackIndex, O: db.ackOffset}}
+	if db.inc == "" && inc != "" {
+		// A copy that opened offline has no token yet: it follows the
+		// history it has just read, or a restore would go unnoticed.
+		db.inc = inc
+		owner = append([]record{{T: "inc", X: inc}}, owner...)
+	}
+	return db.log.append(owner...)
 }
 
 // merge walks stream records that follow the acknowledged point. A commit

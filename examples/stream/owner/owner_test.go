@@ -744,6 +744,47 @@ func TestANewHistory(t *testing.T) {
 			t.Error("salvage/ made for a history that kept everything")
 		}
 	})
+	t.Run("a copy that opened offline follows the token too", func(t *testing.T) {
+		// A fresh copy opened while the stream was unreachable learns the
+		// stream's incarnation when it goes live; without it, its appends
+		// carry no token and a restore of the stream would go unnoticed.
+		ts := newTestStream(t)
+		c, l := ts.client()
+		l.setDown(true)
+		var evs []Event
+		a, err := Open(bg, t.TempDir(), Options{Stream: c, ID: "A", Manual: true, Trace: func(e Event) { evs = append(evs, e) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		a.Put("a", "1")
+		l.setDown(false)
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		var tokens []string
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isAppend(r) {
+				tokens = append(tokens, r.Header.Get(HeaderIncarnation))
+			}
+			return false
+		})
+		reincarnate(ts)
+		a.Put("b", "2")
+		evs = nil
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		if len(tokens) == 0 || tokens[0] == "" {
+			t.Errorf("appends carried incarnation tokens %q, want one on each", tokens)
+		}
+		if len(evs) < 2 || evs[0].Result.Status != 412 || evs[1].Kind != "new-history" {
+			t.Errorf("events = %+v, want a 412 then a new history", evs)
+		}
+		if got := keys(ts.history()); got != "a=1 b=2" {
+			t.Errorf("stream %q", got)
+		}
+	})
 	t.Run("the stream lost acknowledged commits", func(t *testing.T) {
 		ts := newTestStream(t)
 		dir := t.TempDir()
