@@ -23,11 +23,22 @@ import (
 // answered "not the leader". Any other failure is returned, because a
 // transition may have happened even though its reply was lost; read the
 // state before trying again.
+//
+// Retries stop when the context ends or, for a context without a deadline,
+// after MaxRetryWait; the error then matches ErrUnavailable, and nothing was
+// proposed.
 type Client struct {
 	addrs []string
 	http  *http.Client
 	next  atomic.Int64 // index of the voter to try first
 }
+
+// MaxRetryWait bounds how long a Client keeps retrying a request that no
+// voter has accepted (refused connections, "not the leader" answers) when
+// the caller's context has no deadline. It is several election timeouts,
+// so a leader change does not exhaust it, while a service that is down
+// makes a call fail within seconds instead of hanging.
+const MaxRetryWait = 5 * time.Second
 
 // NewClient returns a client that presents cert (issued by a) and trusts
 // only servers certified by a.
@@ -111,8 +122,14 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 		return err
 	}
 	var last error
+	_, bounded := ctx.Deadline()
+	giveUp := time.Now().Add(MaxRetryWait)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && attempt%len(c.addrs) == 0 {
+			if !bounded && time.Now().After(giveUp) {
+				return &Error{Code: CodeUnavailable, Rule: "a request goes to the Raft leader, and nothing is proposed until one accepts it",
+					Detail: fmt.Sprintf("%s: no voter of %v accepted the request within %v (last: %v)", path, c.addrs, MaxRetryWait, last)}
+			}
 			select { // every voter refused or pointed elsewhere: wait for an election
 			case <-ctx.Done():
 				return fmt.Errorf("%s: %w (last: %w)", path, ctx.Err(), last)

@@ -186,3 +186,25 @@ func TestInvalidNodeNamesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A stranger who opens a connection and never completes the TLS handshake
+// is cut off after HandshakeTimeout; it cannot hold connections (and the
+// server's goroutines and file descriptors) open for ever. Before the fix
+// the server set no timeout and kept such a connection indefinitely.
+func TestStrangerCannotHoldAConnectionOpen(t *testing.T) {
+	t.Parallel()
+	e := newLocalEnv(t)
+	conn, err := net.Dial("tcp", e.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	conn.SetReadDeadline(start.Add(3 * HandshakeTimeout))
+	_, err = conn.Read(make([]byte, 1)) // send nothing, wait for the server
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("connection still open after %v without a handshake", 3*HandshakeTimeout)
+	}
+	t.Logf("server closed the silent connection after %v (%v)", time.Since(start).Round(100*time.Millisecond), err)
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ownership-book/ownership/examples/ownership"
 )
@@ -157,5 +158,32 @@ func TestStoreRefusesTokenOfAnotherActor(t *testing.T) {
 	}
 	if got := NewUncheckedStore().Put(ctx, tokC, "k", "C"); got != nil {
 		t.Fatalf("unchecked store: %v", got)
+	}
+}
+
+// With every voter unreachable and a context without a deadline, the fence
+// check gives up and the write is refused: the store fails closed and does
+// not hang (holding its lock) while the client retries forever. Before the
+// fix the client retried refused connections with no end.
+func TestStoreFailsClosedWhenServiceUnreachable(t *testing.T) {
+	t.Parallel()
+	auth := newAuthority(t)
+	dead := []string{freeAddr(t), freeAddr(t), freeAddr(t)} // nothing listens there
+	store := NewStore("x", clientFor(t, auth, "kv", dead...))
+	done := make(chan error, 1)
+	go func() {
+		done <- store.Put(context.Background(), ownership.Token{Actor: "x", Epoch: 1, Holder: "A"}, "k", "v")
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("Put with the service unreachable: %v; want an error matching ErrUnavailable", err)
+		}
+		t.Logf("refused: %v", err)
+	case <-time.After(3 * MaxRetryWait):
+		t.Fatalf("Put still blocked after %v with the service unreachable", 3*MaxRetryWait)
+	}
+	if _, ok := store.Get("k"); ok {
+		t.Fatal("value stored without a fence check")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/ownership-book/ownership/examples/ownership"
 )
@@ -107,14 +108,24 @@ func (s *Server) method(f methodFunc) http.Handler {
 // server was built. Tests use it to show that a refused connection ran none.
 func (s *Server) MethodCalls() int64 { return s.calls.Load() }
 
+// HandshakeTimeout bounds the TLS handshake and the reading of a request's
+// headers; ReadTimeout (twice as long) bounds a whole request. Without them
+// anyone who can reach the port, certificate or not, could hold connections
+// open for ever.
+const HandshakeTimeout = 5 * time.Second
+
 // HTTPServer returns an *http.Server that serves s over mutual TLS with cert
-// (see ServerTLS). Serve it with ServeTLS(listener, "", ""). Handshake
-// failures are not logged; the refused client sees them.
+// (see ServerTLS), with HandshakeTimeout on the handshake and headers. Serve
+// it with ServeTLS(listener, "", ""). Handshake failures are not logged; the
+// refused client sees them.
 func (s *Server) HTTPServer(a *Authority, cert tls.Certificate) *http.Server {
 	return &http.Server{
-		Handler:   s,
-		TLSConfig: ServerTLS(a, cert, s.roster),
-		ErrorLog:  log.New(io.Discard, "", 0),
+		Handler:           s,
+		TLSConfig:         ServerTLS(a, cert, s.roster),
+		ReadHeaderTimeout: HandshakeTimeout,
+		ReadTimeout:       2 * HandshakeTimeout,
+		IdleTimeout:       time.Minute,
+		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 }
 
