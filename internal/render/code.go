@@ -277,15 +277,24 @@ func CSS() []byte {
 		var light, dark bytes.Buffer
 		_ = f.WriteCSS(&light, styles.Get(LightStyle))
 		_ = f.WriteCSS(&dark, styles.Get(DarkStyle))
+		// Contrast fixes (WCAG AA, 4.5:1 on the code background and on a
+		// highlighted line; internal/site's TestThemeContrast checks them):
+		// whitespace tokens take the text colour (github paints them
+		// white, github-dark a grey below 4.5:1), and github-dark's error
+		// red is too dark on a highlighted line.
+		fixLight := strings.NewReplacer(".chroma .w { color: #ffffff }", ".chroma .w { color: inherit }")
+		fixDark := strings.NewReplacer(".chroma .w { color: #6e7681 }", ".chroma .w { color: inherit }",
+			".chroma .err { color: #f85149 }", ".chroma .err { color: #ff7b72 }")
+		lightCSS, darkCSS := fixLight.Replace(light.String()), fixDark.Replace(dark.String())
 		var b bytes.Buffer
 		b.WriteString("/* Code highlighting: chroma styles " + LightStyle + " (light) and " + DarkStyle + " (dark). */\n")
-		b.Write(light.Bytes())
+		b.WriteString(lightCSS)
 		// The light style colours token classes the dark one leaves to
 		// inheritance (punctuation, names): reset them first in dark mode.
 		reset := ".chroma span { color: inherit; background-color: transparent; font-weight: inherit; font-style: inherit; text-decoration: none }\n"
-		b.WriteString(scope(reset+dark.String(), "[data-theme=dark] "))
+		b.WriteString(scope(reset+darkCSS, "[data-theme=dark] "))
 		b.WriteString("@media (prefers-color-scheme: dark) {\n")
-		b.WriteString(scope(reset+dark.String(), ":root:not([data-theme=light]) "))
+		b.WriteString(scope(reset+darkCSS, ":root:not([data-theme=light]) "))
 		b.WriteString("}\n")
 		cssText = b.Bytes()
 	})

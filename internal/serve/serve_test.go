@@ -240,3 +240,80 @@ func (s *safeWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// TestPollWatcherSeesEdits runs the polling watcher (bookgen serve --poll)
+// over a temporary repository: an edit, a new file in a new folder and a
+// removal each lead to one rebuild naming the path; a file outside the
+// watched folders leads to none.
+func TestPollWatcherSeesEdits(t *testing.T) {
+	root := t.TempDir()
+	ch := filepath.Join(root, "book", "ch.md")
+	if err := os.MkdirAll(filepath.Dir(ch), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ch, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newWatcher(root, filepath.Join(root, "site"), 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan []string, 8)
+	go w.run(ctx, 50*time.Millisecond, func(c []string) { got <- c })
+	time.Sleep(60 * time.Millisecond) // the first snapshot
+	expect := func(what string, want ...string) {
+		t.Helper()
+		select {
+		case c := <-got:
+			if strings.Join(c, " ") != strings.Join(want, " ") {
+				t.Errorf("%s: rebuild for %q, want %q", what, c, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no rebuild", what)
+		}
+	}
+	if err := os.WriteFile(ch, []byte("two, longer"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect("edit", "book/ch.md")
+	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "examples", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "examples", "x", "x.go"), []byte("package x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect("new folder and file", "examples", "examples/x", "examples/x/x.go")
+	if err := os.Remove(ch); err != nil {
+		t.Fatal(err)
+	}
+	expect("removal", "book/ch.md")
+	select {
+	case c := <-got:
+		t.Errorf("unexpected rebuild for %q", c)
+	case <-time.After(150 * time.Millisecond):
+	}
+}
+
+func TestOnlyCSS(t *testing.T) {
+	for _, c := range []struct {
+		changed []string
+		want    bool
+	}{
+		{[]string{"theme/book.css"}, true},
+		{[]string{"theme/book.css", "theme/extra.css"}, true},
+		{[]string{"theme/book.css", "book/ch.md"}, false},
+		{[]string{"theme/book.js"}, false},
+		{[]string{"book/style.css"}, false},
+		{nil, false},
+	} {
+		if got := onlyCSS(c.changed); got != c.want {
+			t.Errorf("onlyCSS(%q) = %v, want %v", c.changed, got, c.want)
+		}
+	}
+}

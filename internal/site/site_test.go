@@ -2,6 +2,8 @@ package site
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -248,5 +250,88 @@ func TestIndexRedirectsToNestedFirstChapter(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "start", "introduction.html")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPrintSitemapAndSearchIndex checks the whole-book page, the sitemap
+// and the search index of the test book.
+func TestPrintSitemapAndSearchIndex(t *testing.T) {
+	b, pages := testBook(t)
+	pages[0].Sections = []render.Section{{Title: "Introduction", Anchor: "introduction", Text: "Why one writer."}}
+	pages[1].Sections = []render.Section{{Title: "Ownership: epochs", Text: "Intro."}, {Title: "The rule", Anchor: "rule", Text: "Fence."}}
+	pages[1].HTML = append(pages[1].HTML, []byte(`<p><a href="#rule">self</a> <img src="img/d.svg" alt=""></p>`)...)
+	pages[2].HTML = append(pages[2].HTML, []byte(`<p><a href="../ownership.html">up</a> <a href="https://x.example/a.html">ext</a></p>`)...)
+	out := filepath.Join(t.TempDir(), "site")
+	res, err := Write(b, pages, out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pr := read(t, filepath.Join(out, "print.html"))
+	for _, want := range []string{
+		`<section class="print-chapter" id="introduction"`,
+		`<section class="print-chapter" id="ownership"`,
+		`<section class="print-chapter" id="stream-takeover"`,
+		`<a href="#ownership--rule">rule</a>`,        // intro's link to another chapter's anchor
+		`id="ownership--rule"`,                       // the anchor, prefixed
+		`<a href="#ownership--rule">self</a>`,        // a link within a chapter
+		`<a href="#ownership">up</a>`,                // a nested chapter's link to a chapter
+		`<a href="https://x.example/a.html">ext</a>`, // external links stay
+		`src="img/d.svg"`,
+	} {
+		if !strings.Contains(pr, want) {
+			t.Errorf("print.html lacks %s", want)
+		}
+	}
+	if strings.Index(pr, `id="introduction"`) > strings.Index(pr, `id="ownership"`) || strings.Index(pr, `id="ownership"`) > strings.Index(pr, `id="stream-takeover"`) {
+		t.Error("print.html chapters are not in reading order")
+	}
+
+	sm := read(t, filepath.Join(out, "sitemap.xml"))
+	for _, want := range []string{"<loc>https://example.org/</loc>", "<loc>https://example.org/ownership.html</loc>", "<loc>https://example.org/stream/takeover.html</loc>"} {
+		if !strings.Contains(sm, want) {
+			t.Errorf("sitemap.xml lacks %s:\n%s", want, sm)
+		}
+	}
+
+	var index string
+	for _, f := range res.Files {
+		if strings.HasPrefix(f, "assets/search.") && strings.HasSuffix(f, ".json") {
+			index = f
+		}
+	}
+	if index == "" {
+		t.Fatalf("no search index among %v", res.Files)
+	}
+	var docs []SearchDoc
+	if err := json.Unmarshal([]byte(read(t, filepath.Join(out, index))), &docs); err != nil {
+		t.Fatal(err)
+	}
+	want := []SearchDoc{
+		{ID: 0, Title: "Introduction", Crumbs: []string{"Introduction"}, URL: "introduction.html#introduction", Text: "Why one writer."},
+		{ID: 1, Title: "Ownership: epochs", Crumbs: []string{"Enforcing one writer", "1. Ownership: epochs"}, URL: "ownership.html", Text: "Intro."},
+		{ID: 2, Title: "The rule", Crumbs: []string{"Enforcing one writer", "1. Ownership: epochs"}, URL: "ownership.html#rule", Text: "Fence."},
+	}
+	if fmt.Sprint(docs) != fmt.Sprint(want) {
+		t.Errorf("search index\n got %+v\nwant %+v", docs, want)
+	}
+
+	// Every page loads theme.js in <head>, blocking (no defer, no async),
+	// before the stylesheet: the remembered theme applies before the
+	// first paint. The search index is referenced, not loaded.
+	for _, p := range []string{"index.html", "ownership.html", "stream/takeover.html", "404.html", "print.html"} {
+		h := read(t, filepath.Join(out, p))
+		head := h[:strings.Index(h, "</head>")]
+		th := regexp.MustCompile(`<script src="[^"]*assets/theme\.[0-9a-f]{8}\.js"></script>`).FindStringIndex(head)
+		css := strings.Index(head, `rel="stylesheet"`)
+		if th == nil || th[0] > css {
+			t.Errorf("%s: theme.js is not a blocking script before the stylesheet in <head>", p)
+		}
+		if !strings.Contains(h, `data-search-index="`) || strings.Contains(head, "search.") {
+			t.Errorf("%s: search index not referenced through data-search-index (or loaded eagerly)", p)
+		}
+		if regexp.MustCompile(`<script>|\sstyle="|\son[a-z]+="`).MatchString(h) {
+			t.Errorf("%s: inline script, style or event handler (the CSP forbids them)", p)
+		}
 	}
 }
