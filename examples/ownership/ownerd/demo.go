@@ -110,8 +110,8 @@ func demo(ctx context.Context, c *cluster, w io.Writer) error {
 	}
 	step("mallory", "read state of x", "refused in the TLS handshake (not on the roster); no method ran")
 	status, err := a.Post(ctx, "/v1/revoke", []byte(`{"actor":"x","to":"A"}`))
-	if status != 404 {
-		return fmt.Errorf("POST /v1/revoke: status %d, %v", status, err)
+	if status != 404 || !errors.Is(err, service.ErrUnknownMethod) {
+		return fmt.Errorf("POST /v1/revoke: status %d, %v; want 404, unknown method", status, err)
 	}
 	step("A", "POST /v1/revoke", fmt.Sprintf("HTTP %d: revoke is not on the wire", status))
 	if s, err = c.coordinate(ctx, func(srv *service.Server) (ownership.State, error) { return srv.Revoke(ctx, "x", "A") }); err != nil {

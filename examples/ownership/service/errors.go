@@ -23,6 +23,8 @@ var (
 	ErrActorExists = errors.New("actor exists")
 	// ErrNotLeader: the voter that got the request is not the Raft leader.
 	ErrNotLeader = errors.New("not the leader")
+	// ErrUnknownMethod: a path that is not one of the wire methods.
+	ErrUnknownMethod = errors.New("unknown method")
 	// ErrUnavailable: the registry could not commit or read (no quorum,
 	// shutting down, disk error). The transition may or may not have
 	// happened; read the state before retrying.
@@ -34,31 +36,33 @@ type Code string
 
 // The codes an *Error can carry.
 const (
-	CodeMalformed    Code = "malformed"
-	CodeUnknownActor Code = "unknown-actor"
-	CodeWrongCaller  Code = "wrong-caller"
-	CodeStaleEpoch   Code = "stale-epoch"
-	CodeWrongEpoch   Code = "wrong-epoch"
-	CodeWrongState   Code = "wrong-state"
-	CodeInvalidNode  Code = "invalid-node"
-	CodeExhausted    Code = "epoch-exhausted"
-	CodeActorExists  Code = "actor-exists"
-	CodeNotLeader    Code = "not-leader"
-	CodeUnavailable  Code = "unavailable"
+	CodeMalformed     Code = "malformed"
+	CodeUnknownActor  Code = "unknown-actor"
+	CodeWrongCaller   Code = "wrong-caller"
+	CodeStaleEpoch    Code = "stale-epoch"
+	CodeWrongEpoch    Code = "wrong-epoch"
+	CodeWrongState    Code = "wrong-state"
+	CodeInvalidNode   Code = "invalid-node"
+	CodeExhausted     Code = "epoch-exhausted"
+	CodeActorExists   Code = "actor-exists"
+	CodeNotLeader     Code = "not-leader"
+	CodeUnavailable   Code = "unavailable"
+	CodeUnknownMethod Code = "unknown-method"
 )
 
 var codeSentinel = map[Code]error{
-	CodeMalformed:    ErrMalformed,
-	CodeUnknownActor: ErrUnknownActor,
-	CodeWrongCaller:  ownership.ErrWrongNode,
-	CodeStaleEpoch:   ownership.ErrStaleEpoch,
-	CodeWrongEpoch:   ErrWrongEpoch,
-	CodeWrongState:   ownership.ErrWrongState,
-	CodeInvalidNode:  ownership.ErrInvalidNode,
-	CodeExhausted:    ownership.ErrEpochExhausted,
-	CodeActorExists:  ErrActorExists,
-	CodeNotLeader:    ErrNotLeader,
-	CodeUnavailable:  ErrUnavailable,
+	CodeMalformed:     ErrMalformed,
+	CodeUnknownActor:  ErrUnknownActor,
+	CodeWrongCaller:   ownership.ErrWrongNode,
+	CodeStaleEpoch:    ownership.ErrStaleEpoch,
+	CodeWrongEpoch:    ErrWrongEpoch,
+	CodeWrongState:    ownership.ErrWrongState,
+	CodeInvalidNode:   ownership.ErrInvalidNode,
+	CodeExhausted:     ownership.ErrEpochExhausted,
+	CodeActorExists:   ErrActorExists,
+	CodeNotLeader:     ErrNotLeader,
+	CodeUnavailable:   ErrUnavailable,
+	CodeUnknownMethod: ErrUnknownMethod,
 }
 
 // ANCHOR: error

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"mime"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +79,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Code: CodeWrongCaller, Rule: "the caller is the node its verified certificate names, on the roster", Detail: err.Error()})
 		return
 	}
+	if !slices.Contains(s.Routes(), r.URL.Path) {
+		writeError(w, &Error{Code: CodeUnknownMethod, Rule: "the wire has five methods (" + strings.Join(s.Routes(), ", ") + "); the coordinator's transitions are not on the wire",
+			Detail: fmt.Sprintf("%s %q", r.Method, r.URL.Path)})
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -89,6 +96,12 @@ func (s *Server) method(f methodFunc) http.Handler {
 		}
 		if r.Method != http.MethodPost {
 			writeError(w, malformed("method %s %s: every method is a POST", r.Method, r.URL.Path))
+			return
+		}
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			w.Header().Set("Accept", "application/json")
+			writeErrorStatus(w, http.StatusUnsupportedMediaType, &Error{Code: CodeMalformed, Rule: "every method takes a JSON body sent as Content-Type: application/json",
+				Detail: fmt.Sprintf("Content-Type %q", r.Header.Get("Content-Type"))})
 			return
 		}
 		s.calls.Add(1)
@@ -284,17 +297,18 @@ func (s *Server) coordinate(ctx context.Context, req Request) (ownership.State, 
 }
 
 var errorStatus = map[Code]int{
-	CodeMalformed:    http.StatusBadRequest,
-	CodeUnknownActor: http.StatusNotFound,
-	CodeWrongCaller:  http.StatusForbidden,
-	CodeStaleEpoch:   http.StatusConflict,
-	CodeWrongEpoch:   http.StatusConflict,
-	CodeWrongState:   http.StatusConflict,
-	CodeInvalidNode:  http.StatusUnprocessableEntity,
-	CodeExhausted:    http.StatusConflict,
-	CodeActorExists:  http.StatusConflict,
-	CodeNotLeader:    http.StatusMisdirectedRequest,
-	CodeUnavailable:  http.StatusServiceUnavailable,
+	CodeMalformed:     http.StatusBadRequest,
+	CodeUnknownActor:  http.StatusNotFound,
+	CodeWrongCaller:   http.StatusForbidden,
+	CodeStaleEpoch:    http.StatusConflict,
+	CodeWrongEpoch:    http.StatusConflict,
+	CodeWrongState:    http.StatusConflict,
+	CodeInvalidNode:   http.StatusUnprocessableEntity,
+	CodeExhausted:     http.StatusConflict,
+	CodeActorExists:   http.StatusConflict,
+	CodeNotLeader:     http.StatusMisdirectedRequest,
+	CodeUnavailable:   http.StatusServiceUnavailable,
+	CodeUnknownMethod: http.StatusNotFound,
 }
 
 func writeError(w http.ResponseWriter, e *Error) {
@@ -302,6 +316,10 @@ func writeError(w http.ResponseWriter, e *Error) {
 	if !ok {
 		status = http.StatusInternalServerError
 	}
+	writeErrorStatus(w, status, e)
+}
+
+func writeErrorStatus(w http.ResponseWriter, status int, e *Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(struct {

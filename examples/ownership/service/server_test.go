@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -347,5 +348,81 @@ func TestBadInputChangesNoState(t *testing.T) {
 	}
 	if got := e.record("x"); got != before {
 		t.Fatalf("record changed:\n got %s\nwant %s", got, before)
+	}
+}
+
+// A body must say one thing only. A field given twice (Go's decoder keeps
+// the last, many others the first) or spelt in another case (Go's decoder
+// matches "EPOCH" to epoch, others do not) could mean one request to a
+// proxy or log and another to the server, so each is malformed, at the top
+// level and inside the token. Before the fix, the repeated epoch below
+// began a transfer at epoch 1 while a first-wins reader saw epoch 9.
+// Reference: chapter "The ownership service", section "The methods on the
+// wire".
+func TestAmbiguousJSONIsMalformed(t *testing.T) {
+	e := newLocalEnv(t)
+	e.ownedBy("x", "A")
+	ctx := ctxT(t)
+	a := e.client("A")
+	before, floorBefore := e.record("x"), readFile(t, e.floor)
+	cases := []struct{ name, path, body, inDetail string }{
+		{"epoch twice", PathBeginTransfer, `{"actor":"x","epoch":9,"epoch":1,"to":"B"}`, `"epoch" appears twice`},
+		{"actor twice", PathAcquire, `{"actor":"y","actor":"x","epoch":1}`, `"actor" appears twice`},
+		{"field in upper case", PathBeginTransfer, `{"actor":"x","EPOCH":1,"to":"B"}`, `"EPOCH"`},
+		{"field capitalised", PathState, `{"Actor":"x"}`, `"Actor"`},
+		{"token field twice", PathValidate, `{"token":{"actor":"x","epoch":1,"holder":"B","holder":"A"}}`, `"holder" appears twice`},
+		{"token field capitalised", PathValidate, `{"token":{"actor":"x","epoch":1,"Holder":"A"}}`, `"Holder"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, err := a.Post(ctx, tc.path, []byte(tc.body))
+			se := wantCode(t, err, CodeMalformed)
+			if status != 400 || !strings.Contains(se.Detail, tc.inDetail) {
+				t.Fatalf("status %d, %v; want 400 naming %s", status, se, tc.inDetail)
+			}
+		})
+	}
+	if e.record("x") != before || readFile(t, e.floor) != floorBefore {
+		t.Fatalf("state changed: %s", e.record("x"))
+	}
+}
+
+// Every method takes application/json; another content type is malformed.
+// A path that is no method gets an error naming the rule, like every other
+// refusal, not a bare 404 page.
+func TestWrongContentTypeAndUnknownPathNameTheRule(t *testing.T) {
+	e := newLocalEnv(t)
+	e.ownedBy("x", "A")
+	ctx := ctxT(t)
+	a := e.client("A")
+	before := e.record("x")
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+e.addr+PathBeginTransfer, strings.NewReader(`{"actor":"x","epoch":1,"to":"B"}`))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		res, err := a.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		se := wantCode(t, decodeError(res.StatusCode, body), CodeMalformed)
+		if res.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(se.Rule, "application/json") {
+			t.Errorf("Content-Type %q: status %d, %v; want 415 naming application/json", ct, res.StatusCode, se)
+		}
+	}
+	for _, p := range []string{"/v1/revoke", "/", "/v1/state/", "/v1/State"} {
+		status, err := a.Post(ctx, p, []byte(`{"actor":"x"}`))
+		se := wantCode(t, err, CodeUnknownMethod)
+		if status != http.StatusNotFound || !strings.Contains(se.Rule, "not on the wire") {
+			t.Errorf("POST %s: status %d, %v; want 404 with the rule", p, status, se)
+		}
+	}
+	if e.record("x") != before {
+		t.Fatal("state changed")
+	}
+	if _, err := e.client("A").State(ctx, "x"); err != nil {
+		t.Fatalf("application/json; the client's own requests: %v", err)
 	}
 }

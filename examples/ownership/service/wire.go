@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/ownership-book/ownership/examples/ownership"
 )
@@ -129,7 +131,11 @@ func (w WireState) State() (ownership.State, error) {
 const maxBody = 4096
 
 // decodeStrict decodes exactly one JSON object with no unknown fields from r
-// into v, or returns a malformed *Error naming what is wrong.
+// into v, or returns a malformed *Error naming what is wrong. Beyond what
+// encoding/json checks, every object in the body (the top level and a
+// token) must spell its fields exactly as the method does, each once: Go's
+// decoder would match "EPOCH" to epoch and keep the last of two epochs,
+// where another reader of the same bytes might see a different request.
 func decodeStrict(r io.Reader, v any) *Error {
 	data, err := io.ReadAll(io.LimitReader(r, maxBody+1))
 	if err != nil {
@@ -151,6 +157,81 @@ func decodeStrict(r io.Reader, v any) *Error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return malformed("body holds trailing data after the JSON object")
+	}
+	given, err := jsonTree(json.NewDecoder(bytes.NewReader(data)))
+	if err != nil {
+		return malformed("body: %v", err)
+	}
+	canon, err := json.Marshal(v)
+	if err != nil {
+		return malformed("body: %v", err)
+	}
+	want, err := jsonTree(json.NewDecoder(bytes.NewReader(canon)))
+	if err != nil {
+		return malformed("body: %v", err)
+	}
+	if err := sameFieldNames(given, want, "body"); err != nil {
+		return malformed("%v", err)
+	}
+	return nil
+}
+
+// jsonTree reads one JSON value from dec as nested map[string]any, []any
+// and scalars. It refuses an object in which a field name appears twice.
+func jsonTree(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		obj := map[string]any{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			name, _ := k.(string)
+			if _, dup := obj[name]; dup {
+				return nil, fmt.Errorf("field %q appears twice", name)
+			}
+			if obj[name], err = jsonTree(dec); err != nil {
+				return nil, err
+			}
+		}
+		_, err := dec.Token() // the closing brace
+		return obj, err
+	case json.Delim('['):
+		var arr []any
+		for dec.More() {
+			x, err := jsonTree(dec)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, x)
+		}
+		_, err := dec.Token() // the closing bracket
+		return arr, err
+	}
+	return tok, nil
+}
+
+// sameFieldNames reports the first field of given, at any depth, whose name
+// is not spelt exactly as in want (the decoded request encoded again).
+func sameFieldNames(given, want any, where string) error {
+	g, ok := given.(map[string]any)
+	if !ok {
+		return nil
+	}
+	w, _ := want.(map[string]any)
+	for _, k := range slices.Sorted(maps.Keys(g)) {
+		wv, ok := w[k]
+		if !ok {
+			return fmt.Errorf("%s: field %q is not spelt as one of %q", where, k, slices.Sorted(maps.Keys(w)))
+		}
+		if err := sameFieldNames(g[k], wv, where+"."+k); err != nil {
+			return err
+		}
 	}
 	return nil
 }
