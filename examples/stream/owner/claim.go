@@ -316,6 +316,15 @@ func (db *DB) goLive(ctx context.Context) error {
 		return fmt.Errorf("stream %q: %v", db.c.Name, err)
 	}
 	own := db.Epoch()
+	// Records before this copy's claim of its own epoch were read by the
+	// recovery after that claim: only the ones after it can be news. (After
+	// a 412 the copy reads from the start of the new history.)
+	for i := len(recs) - 1; i >= 0 && own > 0; i-- {
+		if r := recs[i]; r.T == "claim" && r.E == own && r.W == db.id {
+			recs = recs[i+1:]
+			break
+		}
+	}
 	for _, r := range recs {
 		if r.W != db.id {
 			return db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: r.E,

@@ -785,6 +785,38 @@ func TestANewHistory(t *testing.T) {
 			t.Errorf("stream %q", got)
 		}
 	})
+	t.Run("a new history, then going live", func(t *testing.T) {
+		// After a 412 the copy no longer knows an offset in the new
+		// history, so going live later reads it from the start, past B's
+		// old records. Those came before A's own claim: nobody wrote
+		// since, and going live must not fence A.
+		ts := newTestStream(t)
+		b, _ := ts.mustOpen(t.TempDir(), "B")
+		b.Put("b", "1")
+		b.Synced(bg)
+		b.Close()
+		a, l := ts.mustOpen(t.TempDir(), "A")
+		a.Put("a", "1")
+		if err := a.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		// A new history; the stream also forgot A, and the answer to A's
+		// claim is lost: A must go live before it writes again.
+		reincarnate(ts)
+		ts.forgetProducer()
+		l.setFault(func(r *http.Request) (bool, bool) { return false, isClaim(r) })
+		a.Put("a", "2")
+		if err := a.Synced(bg); !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("Synced with the claim's answer lost = %v, want ErrUnreachable", err)
+		}
+		l.setFault(nil)
+		if err := a.Synced(bg); err != nil {
+			t.Fatalf("Synced going live = %v, want nil: only A wrote since its claim", err)
+		}
+		if got := keys(ts.history()); got != "b=1 a=1 a=2" {
+			t.Errorf("stream %q", got)
+		}
+	})
 	t.Run("the stream lost acknowledged commits", func(t *testing.T) {
 		ts := newTestStream(t)
 		dir := t.TempDir()
