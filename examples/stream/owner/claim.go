@@ -316,12 +316,16 @@ func (db *DB) goLive(ctx context.Context) error {
 		return fmt.Errorf("stream %q: %v", db.c.Name, err)
 	}
 	own := db.Epoch()
-	// Records before this copy's claim of its own epoch were read by the
-	// recovery after that claim: only the ones after it can be news. (After
-	// a 412 the copy reads from the start of the new history.)
-	for i := len(recs) - 1; i >= 0 && own > 0; i-- {
-		if r := recs[i]; r.T == "claim" && r.E == own && r.W == db.id {
+	// Only records after this copy's last claim on the stream can be news:
+	// before its claim of its own epoch, the recovery after that claim read
+	// them (after a 412 the copy reads from the start of the new history);
+	// before a claim of this open whose answer was lost, they were there
+	// when this process took the database over, or that claim would have
+	// lost.
+	for i := len(recs) - 1; i >= 0; i-- {
+		if r := recs[i]; r.T == "claim" && r.W == db.id && (r.N == db.nonce || (own > 0 && r.E == own)) {
 			recs = recs[i+1:]
+			own = max(own, r.E)
 			break
 		}
 	}

@@ -142,6 +142,54 @@ func TestOpenClaims(t *testing.T) {
 		}
 	})
 
+	t.Run("a claim whose answer was lost still takes over", func(t *testing.T) {
+		// A's open reaches the stream and its claim applies, fencing B,
+		// but the answer is lost, so A opens offline. When A goes live it
+		// finds B's records before its own claim: they were there when A
+		// took over, and must not make A give the database up, or nobody
+		// would own it.
+		ts := newTestStream(t)
+		dirA := t.TempDir()
+		a, _ := ts.mustOpen(dirA, "A")
+		a.Put("a", "1")
+		a.Synced(bg)
+		a.Close()
+		b, _ := ts.mustOpen(t.TempDir(), "B")
+		b.Put("b", "2")
+		if err := b.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		// A's first claim, of epoch 2, loses to B's; the answer to its
+		// second, of epoch 3, is lost.
+		c, l := ts.client()
+		l.setFault(func(r *http.Request) (bool, bool) { return false, isClaim(r) && epochOf(r) == 3 })
+		a2, err := Open(bg, dirA, Options{Stream: c, Manual: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a2.Close()
+		if e, _ := ts.producer(); e != 3 || a2.Live() {
+			t.Fatalf("stream's epoch %d, A live %v; want A's claim of 3 applied, A offline", e, a2.Live())
+		}
+		l.setFault(nil)
+		if err := a2.Synced(bg); err != nil {
+			t.Fatalf("Synced of A after its claim's lost answer = %v, want nil", err)
+		}
+		if got := keys(commitsOf(t, a2)); got != "a=1 b=2" {
+			t.Errorf("A's copy = %q, want a=1 b=2", got)
+		}
+		a2.Put("a", "3")
+		if err := a2.Synced(bg); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Synced(bg); !errors.Is(err, ErrFenced) {
+			t.Errorf("Synced of B = %v, want ErrFenced", err)
+		}
+		if got := keys(ts.history()); got != "a=1 b=2 a=3" {
+			t.Errorf("stream %q", got)
+		}
+	})
+
 	t.Run("16 lost races fail the open", func(t *testing.T) {
 		ts := newTestStream(t)
 		ts.mustOpen(t.TempDir(), "A")
