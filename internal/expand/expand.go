@@ -24,6 +24,12 @@
 // as in mdBook. Directives are expanded everywhere in the chapter, including
 // inside fenced code blocks: that is how code gets into them.
 //
+// Unlike mdBook, a directive alone on its line after indentation or block
+// quote markers ("   {{#include x.go}}" in a list item's code block,
+// "> {{#include x.go}}") repeats that prefix on every included line after the
+// first, so that the included text stays inside the container instead of
+// ending it after one line.
+//
 // Where bookgen is stricter than mdBook, it reports an error instead of
 // including less than the author meant: an anchor that is not found, not
 // closed or opened twice, a line range outside the file, a missing file, a path that leaves
@@ -200,6 +206,7 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 		cur := line{origin: l.origin}
 		var b strings.Builder
 		prefixBlank := true
+		indent, alone := containerPrefix(segs)
 		for _, s := range segs {
 			if s.Directive == nil {
 				b.WriteString(s.Text)
@@ -219,6 +226,13 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 					out = append(out, cur)
 					b.Reset()
 					cur = line{origin: il.origin}
+					if alone {
+						if il.text == "" {
+							b.WriteString(strings.TrimRight(indent, " \t"))
+						} else {
+							b.WriteString(indent)
+						}
+					}
 				} else if prefixBlank {
 					cur.origin = il.origin
 				}
@@ -230,6 +244,25 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 		out = append(out, cur)
 	}
 	return out
+}
+
+// containerPrefix reports whether a line is one include directive alone,
+// preceded only by indentation and block quote markers, and returns that
+// prefix ("   " in a list item, "> " in a block quote).
+func containerPrefix(segs []Segment) (string, bool) {
+	prefix, n := "", 0
+	for _, s := range segs {
+		switch {
+		case s.Directive != nil:
+			n++
+		case n == 0 && strings.Trim(s.Text, " \t>") == "":
+			prefix = s.Text
+		case n == 1 && strings.TrimSpace(s.Text) == "":
+		default:
+			return "", false
+		}
+	}
+	return prefix, n == 1 && prefix != ""
 }
 
 // include returns the lines a directive at `at` names.

@@ -131,6 +131,33 @@ func TestExpandDropsBOM(t *testing.T) {
 	}
 }
 
+// TestExpandKeepsContainerPrefix checks that a directive alone on a line
+// inside a list item or block quote repeats the line's prefix on each
+// included line, so that the code block it is in does not end after the
+// first line.
+func TestExpandKeepsContainerPrefix(t *testing.T) {
+	files := map[string]string{"examples/s/state.go": stateGo}
+	for _, tt := range []struct{ name, chapter, want string }{
+		{"list item", "1. Step:\n\n   ```go\n   {{#include ../examples/s/state.go:all}}\n   ```\n",
+			"1. Step:\n\n   ```go\n   type Epoch uint64 // line 5\n\n   func Check(a, b Epoch) bool { // line 9\n   \treturn a >= b // line 10\n   }\n   ```\n"},
+		{"block quote", "> ```go\n> {{#include ../examples/s/state.go:check}}\n> ```\n",
+			"> ```go\n> func Check(a, b Epoch) bool { // line 9\n> \treturn a >= b // line 10\n> }\n> ```\n"},
+		{"text before the directive is not a prefix", "See: {{#include ../examples/s/state.go:check}}\n",
+			"See: func Check(a, b Epoch) bool { // line 9\n\treturn a >= b // line 10\n}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, ch := bookWith(t, tt.chapter, files)
+			d, err := Expand(b, ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(d.Markdown) != tt.want {
+				t.Errorf("Markdown:\n%s\nwant:\n%s", d.Markdown, tt.want)
+			}
+		})
+	}
+}
+
 func TestExpandInlineAndEscapes(t *testing.T) {
 	files := map[string]string{"book/v.txt": "1.26\n", "book/two.txt": "a\nb\n"}
 	chapter := "Go {{#include v.txt}} or later.\n" +

@@ -16,10 +16,15 @@ import (
 type blessEdit struct {
 	File string // repository-relative
 	// From and To are the 1-based inclusive lines replaced; To == From-1
-	// inserts before From.
+	// inserts before From. Line From-1 is the command's "$ " line.
 	From, To int
-	Lines    []string
-	Command  string
+	// Lines is the output as printed; applyBless puts before each line
+	// what precedes "$" on the command line in the file (a list item's
+	// indentation, "> "), which is not always what precedes it in the
+	// expanded Markdown (an included transcript gets its container's
+	// indentation there).
+	Lines   []string
+	Command string
 }
 
 // blessFor builds the edit that makes c's expected output read actual. The
@@ -33,20 +38,42 @@ func blessFor(d *expand.Doc, blk Block, c Command, actual []string) (blessEdit, 
 			return blessEdit{}, fmt.Errorf("cannot bless: its expected output is not on the lines after it in %s (line %d comes from %s:%d)", cmd.File, k+1, o.File, o.Line)
 		}
 	}
-	prefix := blk.Prefixes[c.Line]
-	var lines []string
 	for _, a := range actual {
 		t := strings.TrimLeft(a, " ")
 		if strings.HasPrefix(a, "$ ") || a == "$" || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			return blessEdit{}, fmt.Errorf("cannot bless: output line %q would read as a command or a fence", a)
 		}
-		l := prefix + a
-		if a == "" {
-			l = strings.TrimRight(prefix, " \t")
-		}
-		lines = append(lines, l)
 	}
-	return blessEdit{File: cmd.File, From: cmd.Line + 1, To: cmd.Line + len(c.Expected), Lines: lines, Command: c.Text}, nil
+	return blessEdit{File: cmd.File, From: cmd.Line + 1, To: cmd.Line + len(c.Expected), Lines: actual, Command: c.Text}, nil
+}
+
+// blessedLines returns e.Lines as they are written into the file whose
+// lines are lines: after the command line's prefix and with its line end
+// (a CRLF file stays CRLF). It reports false when line e.From-1 is not a
+// command line.
+func blessedLines(lines []string, e blessEdit) ([]string, bool) {
+	if e.From < 2 || e.From-2 >= len(lines) {
+		return nil, false
+	}
+	cmd := lines[e.From-2]
+	cr := ""
+	if strings.HasSuffix(cmd, "\r") {
+		cmd, cr = strings.TrimSuffix(cmd, "\r"), "\r"
+	}
+	i := strings.Index(cmd, "$")
+	if i < 0 {
+		return nil, false
+	}
+	prefix := cmd[:i]
+	out := make([]string, len(e.Lines))
+	for k, a := range e.Lines {
+		if a == "" {
+			out[k] = strings.TrimRight(prefix, " \t") + cr
+		} else {
+			out[k] = prefix + a + cr
+		}
+	}
+	return out, true
 }
 
 // applyBless writes the edits, each file once and atomically, keeping the
@@ -94,13 +121,11 @@ func applyBless(root string, edits []blessEdit) ([]string, []*diag.Error) {
 				ok = false
 				break
 			}
-			repl := append([]string(nil), e.Lines...)
-			if e.From >= 2 && strings.HasSuffix(lines[e.From-2], "\r") {
-				// The command line ends in CRLF: so do the new lines,
-				// or the file would mix line endings.
-				for k := range repl {
-					repl[k] += "\r"
-				}
+			repl, good := blessedLines(lines, e)
+			if !good {
+				errs = append(errs, diag.Errorf(f, e.From, "bless: stale edit for %q: line %d is no longer its command line", e.Command, e.From-1))
+				ok = false
+				break
 			}
 			lines = append(lines[:e.From-1], append(repl, lines[e.To:]...)...)
 		}

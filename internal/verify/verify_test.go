@@ -465,6 +465,32 @@ func TestBless(t *testing.T) {
 	}
 }
 
+// TestBlessIncludedTranscriptInListItem checks that a transcript included
+// into a list item's console block is verified whole (the include keeps the
+// item's indentation on every line) and blessed into the included file
+// without that indentation.
+func TestBlessIncludedTranscriptInListItem(t *testing.T) {
+	chapter := "# Chapter\n\n- Run it:\n\n  ```console\n  {{#include ../examples/greet/hello/run.txt}}\n  ```\n\n- Done.\n"
+	root := fixture(t, chapter, map[string]string{
+		"examples/greet/hello/run.txt": "$ go run ./examples/greet/hello\nwrong\n",
+	})
+	_, err := verifyRoot(t, root, Options{CacheDir: sharedCache})
+	errs := diag.All(err)
+	if len(errs) != 1 || errs[0].File != "examples/greet/hello/run.txt" || errs[0].Line != 2 {
+		t.Fatalf("err = %v, want a difference at examples/greet/hello/run.txt:2", err)
+	}
+	if _, err := verifyRoot(t, root, Options{Bless: true, CacheDir: sharedCache}); err != nil {
+		t.Fatalf("Verify with Bless: %v", err)
+	}
+	want := "$ go run ./examples/greet/hello\nhello, A\nhello, B\nhello, C\nepoch 7\n"
+	if got := readFile(t, root, "examples/greet/hello/run.txt"); got != want {
+		t.Errorf("blessed file = %q, want %q", got, want)
+	}
+	if got := readFile(t, root, "book/ch.md"); got != chapter {
+		t.Errorf("the chapter changed: %q", got)
+	}
+}
+
 func TestBlessNeverBlessesTimeoutsOrStartFailures(t *testing.T) {
 	chapter := "```console\n$ go run ./examples/greet/hello\nold\n$ go test ./examples/greet\nold too\n```\n"
 	root := fixture(t, chapter, nil)
