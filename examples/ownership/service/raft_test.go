@@ -365,3 +365,63 @@ func TestThreeVotersLeaderKilledDuringHandovers(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// A caller whose transition had an unknown outcome (the leader died after
+// proposing it) may retry, and the retry may reach the log after the
+// original was committed: the log then holds the same entry twice. Each
+// node transition's precondition is falsified by its own success (the
+// state moves on, and with it the role epoch), so the second copy is
+// refused and changes nothing: BeginTransfer burns one epoch, not two, and
+// Acquire issues one token. The coordinator's Revoke applies in every
+// state, so a retried Revoke burns a second epoch; that skips an epoch,
+// which is safe.
+// Reference: chapter "The ownership service", section "The owner record in
+// Raft"; Ongaro and Ousterhout, 2014, section 8 (clients and duplicate
+// commands).
+func TestRetriedTransitionTakesEffectOnce(t *testing.T) {
+	m := NewMachine()
+	twice := func(req Request) (first, second []byte) {
+		cmd := mustJSON(req)
+		return m.Apply(cmd), m.Apply(cmd)
+	}
+	steps := []struct {
+		req       Request
+		wantEpoch ownership.Epoch
+		wantCode  Code // of the duplicate
+	}{
+		{Request{Op: OpCreate, Actor: "x", To: "A"}, 1, CodeActorExists},
+		{Request{Op: ownership.OpAcquire, Actor: "x", Caller: "A", Epoch: 1}, 1, CodeWrongState},
+		{Request{Op: ownership.OpBeginTransfer, Actor: "x", Caller: "A", To: "B", Epoch: 1}, 2, CodeWrongState},
+		{Request{Op: ownership.OpCompleteRelease, Actor: "x", Caller: "A", Epoch: 1}, 2, CodeWrongState},
+		{Request{Op: ownership.OpAcquire, Actor: "x", Caller: "B", Epoch: 2}, 2, CodeWrongState},
+		{Request{Op: ownership.OpBeginTransfer, Actor: "x", Caller: "B", To: "C", Epoch: 2}, 3, CodeWrongState},
+		{Request{Op: ownership.OpAbort, Actor: "x"}, 4, CodeWrongState},
+	}
+	for _, s := range steps {
+		first, second := twice(s.req)
+		var o1, o2 outcome
+		if err := json.Unmarshal(first, &o1); err != nil || o1.Error != nil {
+			t.Fatalf("%s: first copy refused: %s", s.req.Op, first)
+		}
+		if err := json.Unmarshal(second, &o2); err != nil || o2.Error == nil || o2.Error.Code != s.wantCode {
+			t.Fatalf("%s: second copy: %s; want refused with %s", s.req.Op, second, s.wantCode)
+		}
+		a, err := m.Read("x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.CurrentEpoch() != s.wantEpoch {
+			t.Fatalf("after %s twice: epoch %d, want %d (one burn)", s.req.Op, a.CurrentEpoch(), s.wantEpoch)
+		}
+	}
+	a, _ := m.Read("x")
+	if got := a.Issued(); len(got) != 2 {
+		t.Fatalf("issued %v; want one token per Acquire", got)
+	}
+	// Revoke twice: two epochs, both above every issued token.
+	twice(Request{Op: ownership.OpRevoke, Actor: "x", To: "A"})
+	a, _ = m.Read("x")
+	if a.State() != (ownership.Unowned{Epoch: 6, IntendedOwner: "A"}) {
+		t.Fatalf("after Revoke twice: %v; want Unowned(6, A)", a.State())
+	}
+}
