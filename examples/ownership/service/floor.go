@@ -169,12 +169,16 @@ func (f *Floor) Durable(actor ownership.ActorID) ownership.Epoch {
 
 // Burn raises actor's floor to at least e and returns once the new floor is
 // durable. It refuses (ErrFloorBackwards, wrapped with actor and epochs) an
-// e that is not above the durable floor, and changes nothing then. On an
+// e that is not above the durable floor, and (ErrMalformed, wrapped) an
+// actor name the file could not hold, and changes nothing then. On an
 // I/O error the file may or may not hold the new floor, so its epoch counts
 // as burnt (Get reports it and this process never hands it out again) but
 // not as durable: the caller makes no state visible, and a later Burn of
 // the same epoch writes it again.
 func (f *Floor) Burn(actor ownership.ActorID, e ownership.Epoch) error {
+	if checkName(ownership.NodeID(actor)) != nil {
+		return fmt.Errorf("burn epoch %d: actor %q: must be 1 to 64 of A-Z a-z 0-9 . _ -: %w", e, string(actor), ErrMalformed)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if old := f.durable[actor]; e <= old {

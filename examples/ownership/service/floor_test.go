@@ -546,3 +546,38 @@ func TestConcurrentBurnsAllLand(t *testing.T) {
 	}
 	t.Logf("%d concurrent burns", len(actors)*per)
 }
+
+// An actor name that could not be read back from the floor file (a space,
+// a newline) is refused before anything is written, by Burn and by both
+// registries' Create: otherwise one bad Create, made in process, would
+// leave a floor that no later start could read.
+func TestActorNameThatBreaksTheFloorIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "floor")
+	f, err := OpenFloor(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Burn("x", 1); err != nil {
+		t.Fatal(err)
+	}
+	disk := readFile(t, path)
+	r := NewLocalRegistry(f, nil)
+	m := NewMachine()
+	for _, a := range []ownership.ActorID{"a b", "y 9\nz", "", "ä"} {
+		if err := f.Burn(a, 5); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Burn(%q) = %v; want ErrMalformed", a, err)
+		}
+		if _, err := r.Apply(context.Background(), Request{Op: OpCreate, Actor: a, To: "A"}); !errors.Is(err, ErrMalformed) {
+			t.Errorf("LocalRegistry Create(%q) = %v; want ErrMalformed", a, err)
+		}
+		if out := m.Apply(mustJSON(Request{Op: OpCreate, Actor: a, To: "A"})); !containsError(out) {
+			t.Errorf("Machine Create(%q) = %s; want refused", a, out)
+		}
+	}
+	if got := readFile(t, path); got != disk {
+		t.Fatalf("floor rewritten: %q", got)
+	}
+	if _, err := OpenFloor(path, nil); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -69,6 +69,9 @@ func newTable() *table { return &table{actors: map[ownership.ActorID]*ownership.
 // one its role holds.
 func (t *table) prepare(req Request, floor ownership.Epoch) (*ownership.Actor, Result, error) {
 	if req.Op == OpCreate {
+		if err := checkActor(req.Actor); err != nil {
+			return nil, Result{}, err
+		}
 		if _, ok := t.actors[req.Actor]; ok {
 			return nil, Result{}, &Error{Code: CodeActorExists, Rule: "an actor is created once", Detail: fmt.Sprintf("actor %q", string(req.Actor))}
 		}
