@@ -455,9 +455,11 @@ func lineNumber(s, args string) (int, error) {
 }
 
 var (
-	anchorNameRE  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	anchorStartRE = regexp.MustCompile(`ANCHOR:\s*([A-Za-z0-9_-]+)`)
-	anchorEndRE   = regexp.MustCompile(`ANCHOR_END:\s*([A-Za-z0-9_-]+)`)
+	// openDirectiveRE matches the start of an mdBook directive.
+	openDirectiveRE = regexp.MustCompile(`^\{\{\s*#(include|rustdoc_include|playground|playpen|title|template)\b`)
+	anchorNameRE    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	anchorStartRE   = regexp.MustCompile(`ANCHOR:\s*([A-Za-z0-9_-]+)`)
+	anchorEndRE     = regexp.MustCompile(`ANCHOR_END:\s*([A-Za-z0-9_-]+)`)
 )
 
 // IsAnchorLine reports whether text is an anchor marker line
@@ -544,7 +546,8 @@ type Segment struct {
 // directive "\{{#name ...}}" becomes literal text without the backslash. A
 // "{{" that does not start a well-formed "{{#name args}}" is literal text,
 // and so is a directive of a name mdBook does not define (it may be another
-// template language's). Malformed include arguments are an error.
+// template language's). Malformed include arguments are an error, and so
+// is an mdBook directive that is not closed with "}}" on its line.
 func ScanLine(s string) ([]Segment, error) {
 	var segs []Segment
 	var lit strings.Builder
@@ -563,6 +566,11 @@ func ScanLine(s string) ([]Segment, error) {
 		j += i
 		name, args, end, ok := matchDirective(s, j)
 		if !ok {
+			if m := openDirectiveRE.FindStringSubmatch(s[j:]); m != nil && (j == 0 || s[j-1] != '\\') {
+				// "{{#include x.go" without "}}": a typo that would
+				// otherwise reach the page as text.
+				return nil, fmt.Errorf("{{#%s ...: the directive is not closed with }} on its line (escape it as \\{{#%s to show it as text)", m[1], m[1])
+			}
 			lit.WriteString(s[i : j+2])
 			i = j + 2
 			continue

@@ -247,6 +247,8 @@ func TestExpandErrors(t *testing.T) {
 		{"rustdoc_include", "{{#rustdoc_include ../examples/s/state.go}}", "book/ch.md:2: {{#rustdoc_include}} is not supported"},
 		{"anchor opened twice", "{{#include ../examples/s/twice.go:a}}", "book/ch.md:2: {{#include ../examples/s/twice.go:a}}: anchor \"a\" is opened twice in examples/s/twice.go (lines 1 and 4)"},
 		{"space in anchor", "{{#include ../examples/s/state.go:my anchor}}", "\"my anchor\" after the ':' contains a space"},
+		{"unclosed directive", "See {{#include ../examples/s/state.go:check", "book/ch.md:2: {{#include ...: the directive is not closed with }} on its line"},
+		{"unclosed directive with spaces", "{{ #include ../examples/s/state.go }", "book/ch.md:2: {{#include ...: the directive is not closed"},
 		{"cycle", "{{#include cycle.md}}", "book/cycle2.md:1: include cycle: book/cycle.md includes itself"},
 		{"too deep", "{{#include deep0.md}}", "includes nested more than 10 deep"},
 		{"error inside nested markdown", "{{#include nested-bad.md}}", "book/nested-bad.md:2: included file book/nope.go does not exist"},
@@ -267,6 +269,13 @@ func TestExpandErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("escaped unclosed directive is text", func(t *testing.T) {
+		b, ch := bookWith(t, "Write \\{{#include file.go to include.\n", files)
+		d, err := Expand(b, ch)
+		if err != nil || string(d.Markdown) != "Write \\{{#include file.go to include.\n" {
+			t.Fatalf("got %q, %v", d.Markdown, err)
+		}
+	})
 	t.Run("nested error names the chain", func(t *testing.T) {
 		b, ch := bookWith(t, "# Ch\n{{#include nested-bad.md}}\n", files)
 		_, err := Expand(b, ch)
