@@ -225,7 +225,11 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		case len(c.Expected) > 0:
 			line = blk.LineNos[c.Line+len(c.Expected)]
 		}
-		fail(line, FormatDiff(diff, 3), "output of \"%s\" differs from the transcript (run bookgen test --bless to take the real output)", c.Text)
+		detail := FormatDiff(diff, 3)
+		if hint := WhitespaceHint(diff); hint != "" {
+			detail += hint + "\n"
+		}
+		fail(line, detail, "output of \"%s\" differs from the transcript (run bookgen test --bless to take the real output)", c.Text)
 		v.logf("verify: transcript %s: FAIL", subject)
 		return
 	}

@@ -323,6 +323,25 @@ func FormatDiff(diff []Edit, context int) string {
 	return b.String()
 }
 
+// WhitespaceHint returns a note for a diff whose expected and actual lines
+// differ only in white space (a tab printed where the transcript has
+// spaces, which a diff does not show), or "" when no '-' line of diff
+// matches a '+' line once runs of blanks are made one space.
+func WhitespaceHint(diff []Edit) string {
+	squash := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, m := range diff {
+		if m.Op != '-' {
+			continue
+		}
+		for _, p := range diff {
+			if p.Op == '+' && MatchLine(squash(m.Text), squash(p.Text)) {
+				return fmt.Sprintf("note: expected line %q and actual line %q differ only in white space (tabs or runs of spaces)", m.Text, p.Text)
+			}
+		}
+	}
+	return ""
+}
+
 // exitStatusLine returns N when l is "exit status N".
 func exitStatusLine(l string) (int, bool) {
 	rest, ok := strings.CutPrefix(strings.TrimSpace(l), "exit status ")

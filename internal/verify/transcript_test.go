@@ -254,3 +254,14 @@ func FuzzParseTranscript(f *testing.F) {
 		}
 	})
 }
+
+func TestWhitespaceHint(t *testing.T) {
+	_, diff := Compare([]string{"ok      example.com/x [..]", "done"}, []string{"ok  \texample.com/x\t0.01s", "done"})
+	if h := WhitespaceHint(diff); !strings.Contains(h, "differ only in white space") || !strings.Contains(h, `"ok  \texample.com/x\t0.01s"`) {
+		t.Errorf("hint = %q, want a note quoting the line with its tab", h)
+	}
+	_, diff = Compare([]string{"epoch 1"}, []string{"epoch 2"})
+	if h := WhitespaceHint(diff); h != "" {
+		t.Errorf("hint for a real difference = %q, want none", h)
+	}
+}
