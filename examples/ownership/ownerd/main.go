@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/ownership-book/ownership/examples/ownership"
 	"github.com/ownership-book/ownership/examples/ownership/service"
 	"github.com/ownership-book/ownership/examples/replica"
@@ -75,11 +77,13 @@ func run(voters int, serve bool, dir string, w io.Writer) error {
 
 // voter is one Raft voter and the HTTPS server in front of it.
 type voter struct {
-	id     string
-	group  *replica.Group
-	server *service.Server
-	http   *http.Server
-	addr   string
+	id        string
+	raftAddr  string                 // the Raft transport's address
+	transport *raft.NetworkTransport // Raft over mutual TLS
+	group     *replica.Group
+	server    *service.Server
+	http      *http.Server
+	addr      string
 }
 
 type cluster struct {
@@ -92,8 +96,9 @@ type cluster struct {
 // ANCHOR: start_cluster
 
 // startCluster starts n voters on loopback ports. Each keeps its Raft log in
-// dir/<id>/raft.db (raft-boltdb) and serves the wire methods over mutual TLS
-// with a certificate naming it, issued by an authority made here and now.
+// dir/<id>/raft.db (raft-boltdb), speaks Raft to the others over mutual TLS
+// with a peer certificate, and serves the wire methods over mutual TLS with
+// a server certificate; an authority made here and now issues both.
 func startCluster(n int, dir string) (*cluster, error) {
 	auth, err := service.NewAuthority("ownerd-ca")
 	if err != nil {
@@ -105,34 +110,46 @@ func startCluster(n int, dir string) (*cluster, error) {
 	}
 	c := &cluster{auth: auth, roster: r}
 	var peers []replica.Peer
+	var raftListeners []net.Listener
 	for i := 1; i <= n; i++ {
-		bind, err := freeAddr()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
+			for _, l := range raftListeners {
+				l.Close()
+			}
 			return nil, err
 		}
-		peers = append(peers, replica.Peer{ID: fmt.Sprintf("v%d", i), Address: bind})
+		raftListeners = append(raftListeners, l)
+		peers = append(peers, replica.Peer{ID: fmt.Sprintf("v%d", i), Address: l.Addr().String()})
 	}
-	for _, p := range peers {
+	for i, p := range peers {
+		v := &voter{id: p.ID, raftAddr: p.Address}
+		c.voters = append(c.voters, v)
+		peerCert, err := auth.IssuePeer(ownership.NodeID(p.ID))
+		if err != nil {
+			c.close(raftListeners[i:]...)
+			return nil, err
+		}
+		v.transport = service.RaftTransport(auth, peerCert, raftListeners[i], peers)
 		m := service.NewMachine()
-		g, err := replica.Open(replica.Config{
-			ID: p.ID, Dir: filepath.Join(dir, p.ID), Bind: p.Address, Voters: peers,
+		v.group, err = replica.Open(replica.Config{
+			ID: p.ID, Dir: filepath.Join(dir, p.ID), Transport: v.transport, Voters: peers,
 			HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond,
 			LeaderLeaseTimeout: 100 * time.Millisecond,
 		}, m)
 		if err != nil {
-			c.close()
+			c.close(raftListeners[i+1:]...)
 			return nil, err
 		}
-		v := &voter{id: p.ID, group: g, server: service.NewServer(service.NewRaftRegistry(g, m), r)}
-		c.voters = append(c.voters, v)
+		v.server = service.NewServer(service.NewRaftRegistry(v.group, m), r)
 		cert, err := auth.IssueServer(ownership.NodeID(p.ID))
 		if err != nil {
-			c.close()
+			c.close(raftListeners[i+1:]...)
 			return nil, err
 		}
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			c.close()
+			c.close(raftListeners[i+1:]...)
 			return nil, err
 		}
 		v.addr = l.Addr().String()
@@ -145,15 +162,6 @@ func startCluster(n int, dir string) (*cluster, error) {
 
 // ANCHOR_END: start_cluster
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 func (c *cluster) waitLeader(ctx context.Context) error {
 	for _, v := range c.voters {
 		if _, err := v.group.WaitLeader(ctx); err != nil {
@@ -163,12 +171,22 @@ func (c *cluster) waitLeader(ctx context.Context) error {
 	return nil
 }
 
-func (c *cluster) close() {
+// close stops every voter's HTTP server, Raft group and transport, and
+// closes the Raft listeners not yet handed to a transport.
+func (c *cluster) close(unused ...net.Listener) {
 	for _, v := range c.voters {
 		if v.http != nil {
 			v.http.Close()
 		}
-		v.group.Close()
+		if v.group != nil {
+			v.group.Close()
+		}
+		if v.transport != nil {
+			v.transport.Close()
+		}
+	}
+	for _, l := range unused {
+		l.Close()
 	}
 }
 

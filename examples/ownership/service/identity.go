@@ -93,7 +93,7 @@ func (a *Authority) IssueServer(name ownership.NodeID) (tls.Certificate, error) 
 	return a.issue(name, []string{string(name), ServiceName}, []net.IP{net.IPv4(127, 0, 0, 1)}, x509.ExtKeyUsageServerAuth)
 }
 
-func (a *Authority) issue(name ownership.NodeID, dns []string, ips []net.IP, usage x509.ExtKeyUsage) (tls.Certificate, error) {
+func (a *Authority) issue(name ownership.NodeID, dns []string, ips []net.IP, usage ...x509.ExtKeyUsage) (tls.Certificate, error) {
 	if err := checkName(name); err != nil {
 		return tls.Certificate{}, err
 	}
@@ -110,7 +110,7 @@ func (a *Authority) issue(name ownership.NodeID, dns []string, ips []net.IP, usa
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usage,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
 	if err != nil {
@@ -219,9 +219,11 @@ func callerOf(cs tls.ConnectionState, roster Roster) (ownership.NodeID, error) {
 	}
 	leaf := cs.VerifiedChains[0][0]
 	name := ownership.NodeID(leaf.Subject.CommonName)
-	if len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != string(name) ||
-		len(leaf.IPAddresses)+len(leaf.URIs)+len(leaf.EmailAddresses) != 0 {
-		return "", fmt.Errorf("certificate for %q names %v, want exactly its common name: %w", name, leaf.DNSNames, ErrNotOnRoster)
+	if err := namesOne(leaf); err != nil {
+		return "", fmt.Errorf("%v: %w", err, ErrNotOnRoster)
+	}
+	if slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+		return "", fmt.Errorf("certificate for %q is also for servers (a voter's), not a node's: %w", name, ErrNotOnRoster)
 	}
 	if !roster.Contains(name) {
 		return "", fmt.Errorf("node %q: %w", name, ErrNotOnRoster)
@@ -230,6 +232,17 @@ func callerOf(cs tls.ConnectionState, roster Roster) (ownership.NodeID, error) {
 }
 
 // ANCHOR_END: server_tls
+
+// namesOne checks that leaf names exactly one party: its common name, which
+// is also its only DNS name, and no other subject alternative name.
+func namesOne(leaf *x509.Certificate) error {
+	name := leaf.Subject.CommonName
+	if len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != name ||
+		len(leaf.IPAddresses)+len(leaf.URIs)+len(leaf.EmailAddresses) != 0 {
+		return fmt.Errorf("certificate for %q names %v, want exactly its common name", name, leaf.DNSNames)
+	}
+	return nil
+}
 
 // ClientTLS returns the TLS configuration of a node that presents cert and
 // trusts only servers whose certificate chains to a and names ServiceName.

@@ -153,18 +153,23 @@ func TestNodeCertificateCannotPoseAsTheService(t *testing.T) {
 	}
 }
 
-// The service's own certificate is for serving: a voter's certificate
-// presented as a client is refused even when its name is on the roster.
+// A voter's certificates are not a node's: its server certificate and its
+// Raft peer certificate, presented as a client, are refused even when the
+// name in them is on the roster.
 func TestServerCertificateCannotCall(t *testing.T) {
 	e := newLocalEnv(t)
 	e.ownedBy("x", "A")
 	calls := e.server.MethodCalls()
-	voterA, err := e.auth.IssueServer("A")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tlsDial(e.addr, ClientTLS(e.auth, voterA)); err == nil {
-		t.Fatal("a server certificate was accepted as a client's")
+	for name, issue := range map[string]func(ownership.NodeID) (tls.Certificate, error){
+		"server": e.auth.IssueServer, "peer": e.auth.IssuePeer,
+	} {
+		voterA, err := issue("A")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tlsDial(e.addr, ClientTLS(e.auth, voterA)); err == nil {
+			t.Fatalf("a voter's %s certificate named A was accepted as node A's", name)
+		}
 	}
 	if e.server.MethodCalls() != calls {
 		t.Fatal("a method ran")

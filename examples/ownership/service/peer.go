@@ -1,0 +1,194 @@
+package service
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ownership-book/ownership/examples/ownership"
+	"github.com/ownership-book/ownership/examples/replica"
+)
+
+// IssuePeer returns a voter's certificate for Raft traffic between voters:
+// the voter's name as common name and only DNS name, good for both client
+// and server authentication (a voter dials its peers and is dialled by
+// them), and not naming ServiceName, so it cannot pose as the service to
+// nodes. A node's certificate (client authentication only) and the
+// service's (server authentication only) are both refused on a Raft port,
+// and a peer certificate is refused as a node's (see ServerTLS).
+//
+// Errors: *InvalidNameError if name is not 1 to 64 of [A-Za-z0-9._-].
+func (a *Authority) IssuePeer(name ownership.NodeID) (tls.Certificate, error) {
+	return a.issue(name, []string{string(name)}, nil, x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth)
+}
+
+// ErrNotAVoter is returned (inside the TLS handshake of a Raft connection)
+// for a certificate that is not the peer certificate of a voter.
+var ErrNotAVoter = errors.New("certificate is not a voter's peer certificate")
+
+// ANCHOR: raft_transport
+
+// RaftTransport returns the Raft transport of one voter: hashicorp/raft's
+// NetworkTransport over mutual TLS on l. The voter presents cert (from
+// IssuePeer); it accepts a connection, and dials a peer, only when the other
+// end presents a certificate of a that IssuePeer made for one of peers. A
+// process without such a certificate cannot speak Raft to a voter, so it can
+// neither depose a leader with a higher term nor send log entries, whose
+// Request carries a caller that the wire methods would have taken from a
+// certificate. l's address must be this voter's Address in peers. Closing
+// the transport closes l and every connection it accepted or dialled.
+func RaftTransport(a *Authority, cert tls.Certificate, l net.Listener, peers []replica.Peer) *raft.NetworkTransport {
+	voters := map[string]bool{}
+	ids := map[raft.ServerAddress]string{}
+	for _, p := range peers {
+		voters[p.ID] = true
+		ids[raft.ServerAddress(p.Address)] = p.ID
+	}
+	verify := func(cs tls.ConnectionState) error {
+		if len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
+			return fmt.Errorf("no verified certificate: %w", ErrNotAVoter)
+		}
+		leaf := cs.VerifiedChains[0][0]
+		if err := namesOne(leaf); err != nil {
+			return fmt.Errorf("%v: %w", err, ErrNotAVoter)
+		}
+		if !voters[leaf.Subject.CommonName] ||
+			!slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) ||
+			!slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+			return fmt.Errorf("certificate for %q: %w", leaf.Subject.CommonName, ErrNotAVoter)
+		}
+		return nil
+	}
+	s := &peerStream{
+		l: l, ids: ids, conns: map[net.Conn]struct{}{},
+		server: &tls.Config{
+			MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},
+			ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: a.pool, VerifyConnection: verify,
+		},
+		client: &tls.Config{
+			MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},
+			RootCAs: a.pool, VerifyConnection: verify,
+		},
+	}
+	return raft.NewNetworkTransport(s, 3, 10*time.Second, io.Discard)
+}
+
+// ANCHOR_END: raft_transport
+
+// peerStream is a raft.StreamLayer that speaks mutual TLS and remembers its
+// connections, so that Close ends them all.
+type peerStream struct {
+	l              net.Listener
+	server, client *tls.Config
+	ids            map[raft.ServerAddress]string // peer address -> voter ID
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+// Accept returns the next connection; its handshake runs on first use and
+// must finish within HandshakeTimeout.
+func (s *peerStream) Accept() (net.Conn, error) {
+	c, err := s.l.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return s.track(&handshakeConn{Conn: tls.Server(c, s.server)})
+}
+
+// Dial connects to the voter at addr and verifies that it is that voter.
+func (s *peerStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	id, ok := s.ids[addr]
+	if !ok {
+		return nil, fmt.Errorf("raft transport: %s is no voter's address", addr)
+	}
+	cfg := s.client.Clone()
+	cfg.ServerName = id
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	d := &tls.Dialer{NetDialer: &net.Dialer{}, Config: cfg}
+	c, err := d.DialContext(ctx, "tcp", string(addr))
+	if err != nil {
+		return nil, err
+	}
+	return s.track(c)
+}
+
+func (s *peerStream) track(c net.Conn) (net.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	s.conns[c] = struct{}{}
+	return &trackedConn{Conn: c, s: s}, nil
+}
+
+func (s *peerStream) Close() error {
+	err := s.l.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	clear(s.conns)
+	return err
+}
+
+func (s *peerStream) Addr() net.Addr { return s.l.Addr() }
+
+// trackedConn forgets itself when closed.
+type trackedConn struct {
+	net.Conn
+	s *peerStream
+}
+
+func (c *trackedConn) Close() error {
+	c.s.mu.Lock()
+	delete(c.s.conns, c.Conn)
+	c.s.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// handshakeConn completes the server side of the TLS handshake, within
+// HandshakeTimeout, before the first read or write.
+type handshakeConn struct {
+	*tls.Conn
+	once sync.Once
+	err  error
+}
+
+func (c *handshakeConn) handshake() error {
+	c.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), HandshakeTimeout)
+		defer cancel()
+		c.err = c.Conn.HandshakeContext(ctx)
+	})
+	return c.err
+}
+
+func (c *handshakeConn) Read(b []byte) (int, error) {
+	if err := c.handshake(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *handshakeConn) Write(b []byte) (int, error) {
+	if err := c.handshake(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(b)
+}
