@@ -27,7 +27,9 @@ import (
 // The files are found once, when the check runs, with "go list -deps -test"
 // (every package of the main module the check's packages import, their own
 // files and testdata, and the files their //go:embed lines name, which may
-// sit in subdirectories), plus go.mod and go.sum. A file a program opens at
+// sit in subdirectories), plus go.mod and go.sum; for a transcript whose
+// packages are a pattern ("go test ./examples/..."), also the listing of
+// every directory the pattern could match. A file a program opens at
 // run time outside its package directory and testdata is not known and
 // not in the key.
 //
@@ -190,6 +192,46 @@ func newManifest(root string, l listed) manifest {
 		}
 	}
 	return m
+}
+
+// addPatternTrees records, for each package pattern with "..." among args
+// ("./examples/stream/..."), the listing of every directory under the
+// pattern's fixed part, so that a package added there (which go list could
+// not name before it existed) invalidates the entry.
+func (m manifest) addPatternTrees(root string, args []string) {
+	for _, a := range args {
+		i := strings.Index(a, "...")
+		if i < 0 {
+			continue
+		}
+		base := a[:i]
+		if strings.HasSuffix(base, "/") {
+			base = strings.TrimSuffix(base, "/")
+		} else {
+			base = path.Dir(base) // "./examples/str..." matches names under ./examples
+		}
+		base = path.Clean(strings.TrimPrefix(base, "./"))
+		if base == ".." || strings.HasPrefix(base, "../") || path.IsAbs(base) {
+			continue
+		}
+		_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(base)), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return nil
+			}
+			rel = filepath.ToSlash(rel)
+			if n := d.Name(); rel != base && (strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+				return filepath.SkipDir
+			}
+			if _, ok := m.Dirs[rel]; !ok {
+				m.Dirs[rel] = hashDir(root, rel)
+			}
+			return nil
+		})
+	}
 }
 
 // listed is what the cache learns from go list: the repository-relative

@@ -170,12 +170,14 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 			return
 		}
 	}
-	l, err := v.localDirs(ctx, nil, packageArgs(words))
+	pkgArgs := packageArgs(words)
+	l, err := v.localDirs(ctx, nil, pkgArgs)
 	if err != nil {
 		fail(cmdLine, "", "$ %s: %v", c.Text, err)
 		return
 	}
 	m := newManifest(v.root, l)
+	m.addPatternTrees(v.root, pkgArgs)
 	res, err := v.exec(ctx, Run{Args: append([]string{v.goCmd}, words[1:]...), Dir: v.root, Timeout: timeout})
 	r.checks = append(r.checks, Check{Kind: "transcript", Subject: subject, Elapsed: res.Elapsed})
 	switch {

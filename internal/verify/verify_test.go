@@ -634,3 +634,29 @@ func TestCacheNoticesEmbeddedFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheNoticesNewPackageUnderPattern checks that a transcript of
+// "go test ./examples/..." reruns when a package appears under examples/:
+// go list could not name it when the entry was stored.
+func TestCacheNoticesNewPackageUnderPattern(t *testing.T) {
+	root := fixture(t, "# Chapter\n```console\n$ go test ./examples/...\n...\n```\n", nil)
+	rec := &recorder{}
+	opt := Options{exec: rec.exec}
+	if _, err := verifyRoot(t, root, opt); err != nil {
+		t.Fatalf("cold: %v", err)
+	}
+	rec.take()
+	if _, err := verifyRoot(t, root, opt); err != nil {
+		t.Fatalf("warm: %v", err)
+	}
+	if calls := rec.take(); len(calls) != 0 {
+		t.Fatalf("warm run started go: %q", calls)
+	}
+	writeFile(t, root, "examples/third/deep/third_test.go", "package deep\n\nimport \"testing\"\n\nfunc TestEpoch(t *testing.T) {}\n")
+	if _, err := verifyRoot(t, root, opt); err != nil {
+		t.Fatalf("after adding a package: %v", err)
+	}
+	if calls := rec.take(); countPrefix(calls, "test ./examples/...") != 1 {
+		t.Errorf("after adding examples/third/deep: go calls %q, want the transcript rerun", calls)
+	}
+}
