@@ -286,7 +286,7 @@
     input.addEventListener("keydown", function (e) {
       if (e.key === "ArrowDown") { e.preventDefault(); select(selected + 1); }
       else if (e.key === "ArrowUp") { e.preventDefault(); select(selected - 1); }
-      else if (e.key === "Escape") { e.preventDefault(); dialog.close(); }
+      else if (e.key === "Escape") { e.preventDefault(); input.blur(); dialog.close(); }
       else if (e.key === "Enter") {
         e.preventDefault();
         var li = list.children[selected];
@@ -295,7 +295,8 @@
     });
     dialog.addEventListener("click", function (e) { if (e.target === dialog) dialog.close(); });
     dialog.addEventListener("close", function () {
-      if (dialog.contains(document.activeElement)) document.activeElement.blur();
+      // "close" fires after close(); the dialog may be open again by then.
+      if (!dialog.open && dialog.contains(document.activeElement)) document.activeElement.blur();
     });
   }
 
@@ -310,7 +311,9 @@
     helpButton.addEventListener("click", openHelp);
   }
   function typing(el) {
-    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+    if (!el || !(el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName))) return false;
+    var d = el.closest("dialog");
+    return !d || d.open; // a field of a closed dialog keeps focus only until "close" fires
   }
   document.addEventListener("keydown", function (e) {
     if (e.key === "Escape") { setOpen(false); return; }

@@ -225,6 +225,9 @@ func (tb *tab) waitTrue(what, expr string, timeout time.Duration) {
 		time.Sleep(40 * time.Millisecond)
 	}
 	url, _ := chromedp.Run(tb.ctx, chromedp.Location())
+	if state, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`(function(){var a=document.activeElement, i=document.getElementById("search-input"), l=document.getElementById("search-results"); return "focus=" + (a && (a.id || a.tagName)) + " search=" + (i ? JSON.stringify(i.value) : "-") + " results=" + (l ? JSON.stringify(l.textContent.slice(0, 300)) : "-");})()`)); err == nil {
+		tb.t.Logf("page state: %s", state)
+	}
 	tb.t.Fatalf("%s: not within %s (page %s; expression %s; last error %v)", what, timeout, url, expr, last)
 }
 
