@@ -51,6 +51,9 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			return fail(0, dir, "go %s %s: %v", kind, pkg, err)
 		case res.TimedOut:
 			return fail(0, dir, "go %s %s: timeout after %s", kind, pkg, fmtDuration(PackageTimeout))
+		case res.OutputLimited:
+			r.errs = append(r.errs, &diag.Error{File: dir, Msg: fmt.Sprintf("go %s %s: printed more than %d MiB; its process group was killed", kind, pkg, MaxOutput>>20), Detail: clipOutput(string(res.Output))})
+			return r
 		case res.ExitCode != 0 && strings.Contains(string(res.Output), "build constraints exclude all Go files"):
 			// A directory of files for other platforms or "//go:build
 			// ignore" generators: no package to check here.
@@ -183,6 +186,10 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 	switch {
 	case err != nil:
 		fail(cmdLine, "", "$ %s: %v", c.Text, err)
+		return
+	case res.OutputLimited:
+		fail(cmdLine, clipOutput(string(res.Output)), "$ %s: printed more than %d MiB; its process group was killed (a loop that never ends?)", c.Text, MaxOutput>>20)
+		v.logf("verify: transcript %s: output limit", subject)
 		return
 	case res.TimedOut:
 		fail(cmdLine, clipOutput(string(res.Output)), "$ %s: timeout after %s (its process group was killed; set a longer one with ```console timeout=2m)", c.Text, fmtDuration(timeout))

@@ -7,9 +7,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
+
+// MaxOutput bounds what one process may print, stdout and stderr together,
+// in bytes. A program that prints more (a loop that never ends) is killed
+// with its process group when it reaches the bound, instead of filling the
+// machine's memory until its timeout.
+const MaxOutput = 16 << 20
 
 // Run is one process to execute: Args[0] is the program ("go"), Dir its
 // working directory.
@@ -25,7 +32,10 @@ type Result struct {
 	Output   []byte
 	ExitCode int  // -1 when the process did not exit normally
 	TimedOut bool // killed after Run.Timeout
-	Elapsed  time.Duration
+	// OutputLimited is set when the process was killed for printing more
+	// than MaxOutput bytes; Output then holds the first MaxOutput.
+	OutputLimited bool
+	Elapsed       time.Duration
 }
 
 // ErrStart wraps a failure to start a process at all (missing program).
@@ -45,12 +55,14 @@ func execProcess(ctx context.Context, r Run) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, r.Timeout)
 		defer cancel()
 	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	cmd := exec.CommandContext(ctx, r.Args[0], r.Args[1:]...)
 	cmd.Dir = r.Dir
 	cmd.Env = os.Environ()
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
+	out := &capBuffer{max: MaxOutput, full: stop}
+	cmd.Stdout = out
+	cmd.Stderr = out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -63,9 +75,13 @@ func execProcess(ctx context.Context, r Run) (Result, error) {
 	err := cmd.Wait()
 	// Whatever the outcome, leave no member of the group behind.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	res := Result{Output: out.Bytes(), ExitCode: cmd.ProcessState.ExitCode(), Elapsed: time.Since(start)}
+	res := Result{Output: out.bytes(), ExitCode: cmd.ProcessState.ExitCode(), Elapsed: time.Since(start)}
 	if err := parent.Err(); err != nil {
 		return res, err
+	}
+	if out.isFull() {
+		res.OutputLimited = true
+		return res, nil
 	}
 	if ctx.Err() != nil {
 		res.TimedOut = true
@@ -76,4 +92,41 @@ func execProcess(ctx context.Context, r Run) (Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// capBuffer keeps the first max bytes written to it and calls full once
+// when a write would go past them.
+type capBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	max  int
+	over bool
+	full func()
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.over {
+		return len(p), nil
+	}
+	if room := c.max - c.buf.Len(); len(p) > room {
+		c.buf.Write(p[:room])
+		c.over = true
+		c.full()
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+func (c *capBuffer) bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.Bytes()
+}
+
+func (c *capBuffer) isFull() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.over
 }

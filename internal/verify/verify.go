@@ -37,8 +37,9 @@
 //
 // With Options.Bless, a transcript command whose output differs has its
 // expected lines replaced by the real output in the file they come from
-// (written atomically), unless it timed out, failed to start, or exited
-// with a status its new output would not accept.
+// (written atomically), unless it timed out, failed to start, printed more
+// than MaxOutput bytes, or exited with a status its new output would not
+// accept.
 package verify
 
 import (

@@ -418,6 +418,25 @@ func TestTranscriptTimeoutKillsProcessGroup(t *testing.T) {
 	t.Logf("verification with an 8s timeout took %v", elapsed)
 }
 
+// TestTranscriptOutputLimit checks that a program that prints without end
+// is killed once it has printed MaxOutput bytes, not kept until its
+// timeout while its output fills memory, and that it is not blessed.
+func TestTranscriptOutputLimit(t *testing.T) {
+	flood := "package main\n\nimport (\n\t\"bufio\"\n\t\"os\"\n)\n\nfunc main() {\n\tw := bufio.NewWriter(os.Stdout)\n\tfor {\n\t\tw.WriteString(\"epoch 1 fenced\\n\")\n\t}\n}\n"
+	chapter := "```console timeout=30s\n$ go run ./cmd/flood\nepoch 1 fenced\n```\n"
+	root := fixture(t, chapter, map[string]string{"cmd/flood/main.go": flood})
+	start := time.Now()
+	_, err := verifyRoot(t, root, Options{CacheDir: sharedCache, Bless: true})
+	errs := only(t, err)
+	if len(errs) != 1 || errs[0].Line != 2 || !strings.Contains(errs[0].Msg, "printed more than 16 MiB") {
+		t.Fatalf("errors = %v, want an output limit at book/ch.md:2", err)
+	}
+	if got := readFile(t, root, "book/ch.md"); got != chapter {
+		t.Errorf("the chapter was blessed: %q", got)
+	}
+	t.Logf("a program printing without end was stopped after %v", time.Since(start))
+}
+
 func TestBless(t *testing.T) {
 	chapter := "# Chapter\n" + // 1
 		"\n" + // 2
