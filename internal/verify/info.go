@@ -16,7 +16,8 @@ import "strings"
 //	timeout=120s   console blocks: per-command timeout (Go duration)
 //	hl_lines=, linenos   presentation only (the renderer's)
 //
-// Unknown attributes are kept in the map and otherwise ignored.
+// Unknown attributes are kept in the map; Verify refuses them on go and
+// console blocks, where a misspelt one would change what is checked.
 func ParseInfo(info string) (lang string, attrs map[string]string) {
 	attrs = map[string]string{}
 	fields := splitInfo(info)

@@ -153,6 +153,10 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	}
 	for _, d := range docs {
 		for _, blk := range FindBlocks(d.Markdown) {
+			if err := checkAttrs(d, blk); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			switch blk.Lang {
 			case "console":
 				if _, ok := blk.Attrs["ignore"]; ok {
@@ -209,6 +213,30 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	}
 	sortErrors(errs)
 	return rep, errs.Err()
+}
+
+// knownAttrs are the info-string attributes of go and console blocks that
+// bookgen acts on (see ParseInfo).
+var knownAttrs = map[string]bool{"ignore": true, "timeout": true, "hl_lines": true, "linenos": true}
+
+// checkAttrs refuses an attribute of a go or console block that bookgen
+// does not know: a misspelt "ignore" or "timeout" would otherwise be
+// dropped without a word. Blocks in other languages are not checked.
+func checkAttrs(d *expand.Doc, blk Block) *diag.Error {
+	if blk.Lang != "go" && blk.Lang != "console" {
+		return nil
+	}
+	var unknown []string
+	for k := range blk.Attrs {
+		if !knownAttrs[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return errAt(d, blk.Line, "```%s block: unknown attribute %s (bookgen knows ignore, timeout=, hl_lines=, linenos)", blk.Lang, strings.Join(unknown, ", "))
 }
 
 // sortErrors orders errors by file and line, keeping the order of equal

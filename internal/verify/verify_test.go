@@ -373,6 +373,8 @@ func TestTranscriptRefusals(t *testing.T) {
 		{"```console\noutput first\n$ go run ./x\n```\n", 2, "comes before the first command"},
 		{"```console timeout=soon\n$ go run ./x\n```\n", 1, `timeout="soon"`},
 		{"```go\nfunc (\n```\n", 2, "does not parse"},
+		{"```console timout=2m\n$ go run ./examples/greet/hello\n```\n", 1, "unknown attribute timout"},
+		{"```go ignroe\nnot go\n```\n", 1, "```go block: unknown attribute ignroe"},
 	}
 	for _, tt := range tests {
 		root := fixture(t, tt.block, nil)
