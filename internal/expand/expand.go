@@ -32,7 +32,7 @@
 //
 // Where bookgen is stricter than mdBook, it reports an error instead of
 // including less than the author meant: an anchor that is not found, not
-// closed or opened twice, a line range outside the file, a missing file, a path that leaves
+// closed or opened twice, an included file that is not UTF-8 text, a line range outside the file, a missing file, a path that leaves
 // the repository (after resolving symlinks), and mdBook's other directives
 // ({{#rustdoc_include}}, {{#playground}}, {{#title}} ...), which bookgen does
 // not implement. Included Markdown files (.md) have their own directives
@@ -53,6 +53,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
@@ -319,6 +320,11 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 	// A byte order mark is not text: Go and editors accept one at the
 	// start of a file, but on a page it would sit inside the first line.
 	data = bytes.TrimPrefix(data, utf8BOM)
+	if !utf8.Valid(data) {
+		line := invalidUTF8Line(data)
+		x.fail(at, chain, "included file %s is not UTF-8 text (line %d has a byte that is not UTF-8); only text files can be included", rel, line)
+		return nil, false
+	}
 	all := splitLines(string(data), rel)
 	if len(data) == 0 {
 		all = nil
@@ -342,6 +348,19 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 	n := len(x.errs)
 	out := x.lines(sel, path.Dir(rel), depth+1, append(chain[:len(chain):len(chain)], at))
 	return out, len(x.errs) == n
+}
+
+// invalidUTF8Line returns the 1-based line of the first byte of data that
+// is not UTF-8.
+func invalidUTF8Line(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return 1 + bytes.Count(data[:i], []byte("\n"))
+		}
+		i += size
+	}
+	return 0
 }
 
 func isMarkdown(p string) bool {

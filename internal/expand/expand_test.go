@@ -221,6 +221,7 @@ func TestExpandErrors(t *testing.T) {
 		"book/cycle2.md":      "{{#include cycle.md}}\n",
 		"book/deep0.md":       "{{#include deep1.md}}\n",
 		"book/empty.txt":      "",
+		"book/latin1.txt":     "fine\ncaf\xe9\n",
 		"book/nested-bad.md":  "fine\n{{#include nope.go}}\n",
 	}
 	for i := 1; i <= 11; i++ {
@@ -247,6 +248,7 @@ func TestExpandErrors(t *testing.T) {
 		{"rustdoc_include", "{{#rustdoc_include ../examples/s/state.go}}", "book/ch.md:2: {{#rustdoc_include}} is not supported"},
 		{"anchor opened twice", "{{#include ../examples/s/twice.go:a}}", "book/ch.md:2: {{#include ../examples/s/twice.go:a}}: anchor \"a\" is opened twice in examples/s/twice.go (lines 1 and 4)"},
 		{"space in anchor", "{{#include ../examples/s/state.go:my anchor}}", "\"my anchor\" after the ':' contains a space"},
+		{"not UTF-8", "{{#include latin1.txt}}", "book/ch.md:2: included file book/latin1.txt is not UTF-8 text (line 2 has a byte that is not UTF-8)"},
 		{"unclosed directive", "See {{#include ../examples/s/state.go:check", "book/ch.md:2: {{#include ...: the directive is not closed with }} on its line"},
 		{"unclosed directive with spaces", "{{ #include ../examples/s/state.go }", "book/ch.md:2: {{#include ...: the directive is not closed"},
 		{"cycle", "{{#include cycle.md}}", "book/cycle2.md:1: include cycle: book/cycle.md includes itself"},
