@@ -32,10 +32,11 @@
 //
 // Where bookgen is stricter than mdBook, it reports an error instead of
 // including less than the author meant: an anchor that is not found, not
-// closed or opened twice, an included file that is not UTF-8 text, a line range outside the file, a missing file, a path that leaves
-// the repository (after resolving symlinks), and mdBook's other directives
-// ({{#rustdoc_include}}, {{#playground}}, {{#title}} ...), which bookgen does
-// not implement. Included Markdown files (.md) have their own directives
+// closed or opened twice, an included file that is not UTF-8 text, a line
+// range outside the file, a missing file, a path that leaves the
+// repository (after resolving symlinks), a directive not closed with "}}"
+// on its line, and mdBook's other directives ({{#rustdoc_include}},
+// {{#playground}}, {{#title}} ...), which bookgen does not implement. Included Markdown files (.md) have their own directives
 // expanded, relative to their own directory, up to MaxDepth levels and
 // without cycles; other files (Go source) are included verbatim, except for
 // a UTF-8 byte order mark at the start of a file, which is dropped.
