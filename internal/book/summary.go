@@ -30,7 +30,8 @@ const SummaryFile = "book/SUMMARY.md"
 //	- [Title]()              draft chapter: numbered, no file
 //	---                      separator (three or more dashes)
 //
-// Blank lines and HTML comments are skipped. Numbering follows mdBook: top
+// Blank lines and HTML comments are skipped, also after an entry on its
+// line. Numbering follows mdBook: top
 // level chapters count 1, 2, 3 ... across part titles (a part title does not
 // restart the count), nested ones 1.1, 1.2 ...
 //
@@ -281,7 +282,16 @@ func (p *summaryParser) link(s string) (*Item, error) {
 			return nil, p.errorf("link target %q contains a space: write <%s> or use %%20", target, target)
 		}
 	}
-	if strings.TrimSpace(rest) != "" {
+	rest = strings.TrimSpace(rest)
+	for strings.HasPrefix(rest, "<!--") {
+		// A note after an entry: "- [A](a.md) <!-- TODO -->".
+		end := strings.Index(rest[4:], "-->")
+		if end < 0 {
+			break
+		}
+		rest = strings.TrimSpace(rest[4+end+3:])
+	}
+	if rest != "" {
 		return nil, p.errorf("unexpected text %q after the link; an entry is one link on its own line", clip(rest))
 	}
 	if title == "" {

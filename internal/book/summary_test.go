@@ -95,6 +95,11 @@ suffix Appendix (appendix.md)@19
 			want: "--- prefix@1\nprefix P (p.md)@2\nnum 1. A (a.md)@3\n--- num @4\nnum 2. B (b.md)@5\n",
 		},
 		{
+			name: "HTML comment after an entry",
+			src:  "- [A](a.md) <!-- TODO: split -->\n[S](s.md)<!--x--> <!-- y -->\n",
+			want: "num 1. A (a.md)@1\nsuffix S (s.md)@2\n",
+		},
+		{
 			name: "CRLF line endings",
 			src:  "# T\r\n- [A](a.md)\r\n",
 			want: "num 1. A (a.md)@2\n", title: "T",
@@ -143,6 +148,7 @@ func TestParseSummaryErrors(t *testing.T) {
 		{"deeper heading", "# T\n## Sub\n", 2, "only level-1"},
 		{"nested prefix", "    [A](a.md)\n", 1, "cannot be nested"},
 		{"trailing text", "- [A](a.md) extra\n", 1, "after the link"},
+		{"text after a comment", "- [A](a.md) <!-- x --> extra\n", 1, "unexpected text \"extra\""},
 		{"empty title", "- [](a.md)\n", 1, "empty title"},
 		{"unterminated link", "- [A(a.md)\n", 1, "unterminated link"},
 		{"space in target", "- [A](a b.md)\n", 1, "contains a space"},
