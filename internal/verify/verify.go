@@ -20,7 +20,9 @@
 //     comment starts with "package" is built and vetted as a file of the
 //     module (placed virtually, with go build -overlay, in the book/
 //     directory, so it can import the module's packages; nothing is written
-//     into the repository).
+//     into the repository). The file is named on the command line, so it
+//     builds alone and its build constraints do not exclude it, as with
+//     "go run file.go".
 //   - parse: any other ```go block must parse as a Go file, as top-level
 //     declarations, or as statements in a function body. This runs in
 //     process.

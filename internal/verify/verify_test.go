@@ -560,6 +560,25 @@ func TestCompileErrorMapsToChapterLine(t *testing.T) {
 	}
 }
 
+// TestCompileGeneratorWithBuildIgnore checks that a whole-file block with
+// "//go:build ignore" (a generator run with "go run gen.go") is compiled,
+// and its errors reported, instead of failing with "build constraints
+// exclude all Go files".
+func TestCompileGeneratorWithBuildIgnore(t *testing.T) {
+	good := "```go\n//go:build ignore\n\npackage main\n\nfunc main() {}\n```\n"
+	root := fixture(t, good, nil)
+	if _, err := verifyRoot(t, root, Options{CacheDir: sharedCache}); err != nil {
+		t.Errorf("a generator with //go:build ignore: %v", err)
+	}
+	bad := "```go\n//go:build ignore\n\npackage main\n\nfunc main() { x := 1 }\n```\n"
+	root = fixture(t, bad, nil)
+	_, err := verifyRoot(t, root, Options{CacheDir: sharedCache})
+	errs := diag.All(err)
+	if len(errs) != 1 || errs[0].Line != 6 || !strings.Contains(errs[0].Msg, "declared and not used: x") {
+		t.Errorf("errors = %v, want book/ch.md:6 declared and not used", err)
+	}
+}
+
 func TestExampleTestFailure(t *testing.T) {
 	failing := "package other\n\nimport \"testing\"\n\nfunc TestBroken(t *testing.T) {\n\tt.Fatal(\"epoch went backwards\")\n}\n"
 	root := fixture(t, "# Chapter\n", map[string]string{"examples/other/broken_test.go": failing})
