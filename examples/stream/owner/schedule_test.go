@@ -73,7 +73,13 @@ type proc struct {
 	fenced bool
 	events []Event
 	drop   string // "", "request" or "answer": the next request's fate
-	openAt int    // the stream's record count when the last open began
+	// dropClaim is the same for the next claim (or probe at sequence
+	// number 0), whatever requests come before it.
+	dropClaim string
+	// beforeClaim, if set, runs once when this process's next claim is on
+	// its way, before the stream sees it: another process opens then.
+	beforeClaim func()
+	openAt      int // the stream's record count when the last open began
 }
 
 type liveWin struct {
@@ -115,7 +121,7 @@ func TestSchedules(t *testing.T) {
 	}
 	rs := raftStream{c}
 	base := t.TempDir()
-	var runs, withThree, steps, synced, fences, liveClaims, voterCrashes atomic.Int64
+	var runs, withThree, steps, synced, fences, liveClaims, voterCrashes, interleaved atomic.Int64
 
 	schedule := func(rt *rapid.T) {
 		n := runs.Add(1)
@@ -125,12 +131,24 @@ func TestSchedules(t *testing.T) {
 			withThree.Add(1)
 		}
 		var procs []*proc
+		hooking := false
 		for i := range owners {
 			p := &proc{name: string(rune('A' + i)), dir: filepath.Join(base, name, string(rune('A'+i)))}
 			p.link = &link{h: rs}
 			p.link.setFault(func(r *http.Request) (bool, bool) {
+				if f := p.beforeClaim; f != nil && isClaim(r) {
+					p.beforeClaim = nil
+					if !hooking { // no hook inside a hook: one process at a time is busy
+						hooking = true
+						f()
+						hooking = false
+					}
+				}
 				d := p.drop
 				p.drop = ""
+				if isClaim(r) && p.dropClaim != "" {
+					d, p.dropClaim = p.dropClaim, ""
+				}
 				return d == "request", d == "answer"
 			})
 			procs = append(procs, p)
@@ -164,6 +182,48 @@ func TestSchedules(t *testing.T) {
 				fences.Add(1)
 			}
 		}
+		// openProc opens p (an operator reopens a fenced process; a live
+		// owner is left alone).
+		openProc := func(p *proc) {
+			if p.db != nil {
+				if !p.fenced {
+					return
+				}
+				p.db.Close() // an operator reopens a fenced process
+				p.db = nil
+			}
+			before, err := rs.streamRecords(name)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			p.openAt = len(before)
+			cx, cancel := opCtx()
+			rounds := 0
+			pp := p
+			db, err := Open(cx, p.dir, Options{Stream: &Client{Base: "http://raft.test", Name: name,
+				ProducerID: "db-writer", HTTP: &http.Client{Transport: p.link}}, ID: p.name, Manual: true,
+				Trace: func(e Event) {
+					pp.events = append(pp.events, e)
+					if e.Kind == "claim" && e.Reason == "open" {
+						rounds++
+					}
+					if e.Kind == "recover" && len(pp.events) >= 2 {
+						if prev := pp.events[len(pp.events)-2]; prev.Kind == "claim" && prev.Reason == "live" && prev.Epoch == e.Epoch {
+							wins = append(wins, liveWin{writer: pp.name, epoch: e.Epoch, since: pp.openAt})
+							liveClaims.Add(1)
+						}
+					}
+				}})
+			cancel()
+			if rounds > MaxClaimRounds {
+				rt.Fatalf("%s's open took %d claim rounds", p.name, rounds)
+			}
+			if err == nil {
+				p.db, p.fenced = db, false
+			} else if errors.Is(err, ErrClaimRaces) {
+				rt.Fatalf("%s: %v with sequential opens", p.name, err)
+			}
+		}
 		voterFaultAt := -1
 		if rapid.IntRange(0, 4).Draw(rt, "voterFault") == 0 {
 			voterFaultAt = rapid.IntRange(0, 20).Draw(rt, "voterFaultAt")
@@ -180,50 +240,13 @@ func TestSchedules(t *testing.T) {
 				}
 			}
 			p := procs[rapid.IntRange(0, owners-1).Draw(rt, "proc")]
-			action := rapid.SampledFrom([]string{"open", "put", "put", "synced", "synced", "push", "crash", "partition", "drop"}).Draw(rt, "action")
-			if p.db == nil && action != "partition" && action != "drop" {
+			action := rapid.SampledFrom([]string{"open", "put", "put", "synced", "synced", "push", "crash", "partition", "drop", "drop-claim", "open-during"}).Draw(rt, "action")
+			if p.db == nil && action != "partition" && action != "drop" && action != "drop-claim" && action != "open-during" {
 				action = "open"
 			}
 			switch action {
 			case "open":
-				if p.db != nil {
-					if !p.fenced {
-						continue
-					}
-					p.db.Close() // an operator reopens a fenced process
-					p.db = nil
-				}
-				before, err := rs.streamRecords(name)
-				if err != nil {
-					rt.Fatal(err)
-				}
-				p.openAt = len(before)
-				cx, cancel := opCtx()
-				rounds := 0
-				pp := p
-				db, err := Open(cx, p.dir, Options{Stream: &Client{Base: "http://raft.test", Name: name,
-					ProducerID: "db-writer", HTTP: &http.Client{Transport: p.link}}, ID: p.name, Manual: true,
-					Trace: func(e Event) {
-						pp.events = append(pp.events, e)
-						if e.Kind == "claim" && e.Reason == "open" {
-							rounds++
-						}
-						if e.Kind == "recover" && len(pp.events) >= 2 {
-							if prev := pp.events[len(pp.events)-2]; prev.Kind == "claim" && prev.Reason == "live" && prev.Epoch == e.Epoch {
-								wins = append(wins, liveWin{writer: pp.name, epoch: e.Epoch, since: pp.openAt})
-								liveClaims.Add(1)
-							}
-						}
-					}})
-				cancel()
-				if rounds > MaxClaimRounds {
-					rt.Fatalf("%s's open took %d claim rounds", p.name, rounds)
-				}
-				if err == nil {
-					p.db, p.fenced = db, false
-				} else if errors.Is(err, ErrClaimRaces) {
-					rt.Fatalf("%s: %v with sequential opens", p.name, err)
-				}
+				openProc(p)
 			case "put":
 				if p.fenced {
 					continue
@@ -263,6 +286,19 @@ func TestSchedules(t *testing.T) {
 				p.link.setDown(!p.link.down)
 			case "drop":
 				p.drop = rapid.SampledFrom([]string{"request", "answer"}).Draw(rt, "drop")
+			case "drop-claim":
+				p.dropClaim = rapid.SampledFrom([]string{"request", "answer"}).Draw(rt, "dropClaim")
+			case "open-during":
+				// Another process, crashed or fenced, opens while p's next
+				// claim (or a probe resending one) is on its way: after p's
+				// reads, before the stream sees the claim.
+				q := procs[(int(p.name[0]-'A')+rapid.IntRange(1, owners-1).Draw(rt, "other"))%owners]
+				p.beforeClaim = func() {
+					if q.db == nil || q.fenced {
+						interleaved.Add(1)
+						openProc(q)
+					}
+				}
 			}
 		}
 
@@ -325,7 +361,7 @@ func TestSchedules(t *testing.T) {
 	for range 3 {
 		rapid.Check(t, schedule)
 	}
-	t.Logf("%d schedules ran (%d with three owners), %d steps, %d Synced acknowledged, %d fenced resets, %d live claims won, %d leader voter crashes",
-		runs.Load(), withThree.Load(), steps.Load(), synced.Load(), fences.Load(), liveClaims.Load(), voterCrashes.Load())
+	t.Logf("%d schedules ran (%d with three owners), %d steps, %d Synced acknowledged, %d fenced resets, %d live claims won, %d leader voter crashes, %d opens during another's claim",
+		runs.Load(), withThree.Load(), steps.Load(), synced.Load(), fences.Load(), liveClaims.Load(), voterCrashes.Load(), interleaved.Load())
 	os.RemoveAll(base)
 }
