@@ -35,7 +35,7 @@ import (
 func main() {
 	voters := flag.Int("voters", 1, "number of Raft voters to run on this machine (1 or 3)")
 	serve := flag.Bool("serve", false, "keep serving instead of running the demonstration")
-	dir := flag.String("data", "", "data directory for the Raft logs and, with -serve, the certificates (default: a fresh temporary directory, removed at exit)")
+	dir := flag.String("data", "", "data directory for the Raft logs, the voters' Raft addresses (raft-peers) and, with -serve, the certificates; a directory used before brings the owner record back (default: a fresh temporary directory, removed at exit)")
 	flag.Parse()
 	if err := run(*voters, *serve, *dir, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "ownerd:", err)
@@ -109,18 +109,9 @@ func startCluster(n int, dir string) (*cluster, error) {
 		return nil, err
 	}
 	c := &cluster{auth: auth, roster: r}
-	var peers []replica.Peer
-	var raftListeners []net.Listener
-	for i := 1; i <= n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			for _, l := range raftListeners {
-				l.Close()
-			}
-			return nil, err
-		}
-		raftListeners = append(raftListeners, l)
-		peers = append(peers, replica.Peer{ID: fmt.Sprintf("v%d", i), Address: l.Addr().String()})
+	peers, raftListeners, err := listenRaft(n, dir)
+	if err != nil {
+		return nil, err
 	}
 	for i, p := range peers {
 		v := &voter{id: p.ID, raftAddr: p.Address}
@@ -161,6 +152,71 @@ func startCluster(n int, dir string) (*cluster, error) {
 }
 
 // ANCHOR_END: start_cluster
+
+// peersFile, in the data directory, names each voter's Raft address, one
+// "id address" line per voter. The Raft log's configuration holds the same
+// addresses, so a voter restarted on the directory must listen there again.
+const peersFile = "raft-peers"
+
+// listenRaft returns the n voters of dir and a listener on each one's Raft
+// address. A new directory gets fresh loopback ports, recorded in peersFile
+// before any voter starts; a used one gets the ports recorded there.
+//
+// Errors: a peersFile for another number of voters, or one that cannot be
+// read, naming the file; an address that cannot be listened on again.
+func listenRaft(n int, dir string) ([]replica.Peer, []net.Listener, error) {
+	path := filepath.Join(dir, peersFile)
+	var peers []replica.Peer
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 2 || f[0] != fmt.Sprintf("v%d", i+1) {
+				return nil, nil, fmt.Errorf("%s:%d: want \"v%d host:port\", got %q", path, i+1, i+1, line)
+			}
+			peers = append(peers, replica.Peer{ID: f[0], Address: f[1]})
+		}
+		if len(peers) != n {
+			return nil, nil, fmt.Errorf("%s: the data directory holds %d voters; run with -voters %d or use another -data", path, len(peers), len(peers))
+		}
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, nil, err
+	}
+	var ls []net.Listener
+	fail := func(err error) ([]replica.Peer, []net.Listener, error) {
+		for _, l := range ls {
+			l.Close()
+		}
+		return nil, nil, err
+	}
+	for i := range n {
+		addr := "127.0.0.1:0"
+		if peers != nil {
+			addr = peers[i].Address
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fail(fmt.Errorf("voter v%d: Raft address from %s: %w", i+1, path, err))
+		}
+		ls = append(ls, l)
+	}
+	if peers == nil {
+		var b strings.Builder
+		for i, l := range ls {
+			peers = append(peers, replica.Peer{ID: fmt.Sprintf("v%d", i+1), Address: l.Addr().String()})
+			fmt.Fprintf(&b, "v%d %s\n", i+1, l.Addr())
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	return peers, ls, nil
+}
 
 func (c *cluster) waitLeader(ctx context.Context) error {
 	for _, v := range c.voters {

@@ -8,7 +8,11 @@
 //     when the Server is built. A request's caller is the name in the
 //     verified client certificate. No method takes a node name, and a
 //     certificate that is not on the roster is refused during the TLS
-//     handshake, before any method runs.
+//     handshake, before any method runs. Certificates have one role each:
+//     a node's (Issue) only calls, a voter's server certificate
+//     (IssueServer) only serves, and a voter's peer certificate (IssuePeer)
+//     only speaks Raft to other voters (RaftTransport), so none can stand in
+//     for another.
 //   - Epochs never run backwards across restarts. A LocalRegistry keeps a
 //     durable, monotone epoch Floor on disk and fsyncs each new epoch there
 //     before any state carrying it can be read; it forgets who owned what,
