@@ -106,6 +106,9 @@ func (c *Client) Validate(ctx context.Context, t ownership.Token) (Validity, err
 // *Error, if the server refused. It exists to send malformed requests in
 // tests and demonstrations; use the typed methods otherwise.
 func (c *Client) Post(ctx context.Context, path string, body []byte) (int, error) {
+	if len(c.addrs) == 0 {
+		return 0, errNoAddrs(path)
+	}
 	status, data, err := c.roundTrip(ctx, c.addrs[int(c.next.Load())%len(c.addrs)], path, body)
 	if err != nil {
 		return 0, err
@@ -117,6 +120,9 @@ func (c *Client) Post(ctx context.Context, path string, body []byte) (int, error
 }
 
 func (c *Client) call(ctx context.Context, path string, req, resp any) error {
+	if len(c.addrs) == 0 {
+		return errNoAddrs(path)
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
@@ -160,6 +166,10 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 		}
 		return nil
 	}
+}
+
+func errNoAddrs(path string) error {
+	return fmt.Errorf("%s: the client has no voter addresses (NewClient was given none)", path)
 }
 
 func (c *Client) roundTrip(ctx context.Context, addr, path string, body []byte) (int, []byte, error) {

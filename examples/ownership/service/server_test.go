@@ -426,3 +426,16 @@ func TestWrongContentTypeAndUnknownPathNameTheRule(t *testing.T) {
 		t.Fatalf("application/json; the client's own requests: %v", err)
 	}
 }
+
+// A client built with no voter addresses reports that, for every call,
+// instead of dividing by zero.
+func TestClientWithoutAddressesFails(t *testing.T) {
+	c := clientFor(t, newAuthority(t), "A")
+	ctx := ctxT(t)
+	if _, err := c.State(ctx, "x"); err == nil || !strings.Contains(err.Error(), "no voter addresses") {
+		t.Fatalf("State: %v; want an error naming the missing addresses", err)
+	}
+	if _, err := c.Post(ctx, PathState, []byte(`{"actor":"x"}`)); err == nil || !strings.Contains(err.Error(), "no voter addresses") {
+		t.Fatalf("Post: %v; want an error naming the missing addresses", err)
+	}
+}
