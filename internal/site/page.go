@@ -49,7 +49,8 @@ type pageData struct {
 	// (shown where the "On this page" column does not fit).
 	LongTOC    bool
 	TOC        []tocEntry
-	Content    template.HTML
+	Lead       template.HTML // the chapter's body up to its first </h1>, when LongTOC
+	Content    template.HTML // the (rest of the) body
 	Prev, Next *navLink
 	OnThisPage []render.Heading // level 2 and 3 headings
 }
@@ -100,6 +101,13 @@ func page(tmpl *template.Template, b *book.Book, pages []*render.Page, i int, md
 		}
 	}
 	d.LongTOC = len(d.OnThisPage) >= LongChapter
+	if d.LongTOC {
+		// The in-page table of contents goes below the chapter's title.
+		if i := bytes.Index(pg.HTML, []byte("</h1>")); i >= 0 {
+			d.Lead = template.HTML(pg.HTML[:i+len("</h1>")])
+			d.Content = template.HTML(pg.HTML[i+len("</h1>"):])
+		}
+	}
 	return execute(tmpl, d, sitePath)
 }
 
