@@ -2,6 +2,7 @@ package owner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -305,9 +306,19 @@ func (db *DB) goLive(ctx context.Context) error {
 		return err
 	}
 	db.mu.Lock()
-	from := db.ackOffset
+	from, cur := db.ackOffset, db.inc
 	db.mu.Unlock()
-	data, _, _, err := db.c.readAll(ctx, from, true)
+	data, _, inc, err := db.c.readAll(ctx, from, true)
+	if (err == nil && inc != "" && cur != "" && inc != cur) ||
+		(err != nil && !errors.Is(err, ErrUnreachable) && from != startOffset) {
+		// The stream took a new history while this copy was away (its
+		// offset may not even exist any more): settle that first, as
+		// after a 412, then read the new history from its start.
+		if err := db.newHistory(ctx, AppendResult{}); err != nil {
+			return err
+		}
+		data, _, _, err = db.c.readAll(ctx, startOffset, true)
+	}
 	if err != nil {
 		return err
 	}
@@ -506,10 +517,12 @@ func (db *DB) newHistory(ctx context.Context, res AppendResult) error {
 		}
 	}
 	db.trace(Event{Kind: "new-history", Epoch: db.epoch, Landed: int(kept)})
-	if kept == db.ackIndex && inc != "" && inc != db.inc {
-		db.inc = inc
+	if kept == db.ackIndex {
+		if inc != "" {
+			db.inc = inc
+		}
 		db.ackOffset = startOffset // offsets of the old history mean nothing now
-		return db.log.append(record{T: "inc", X: inc}, record{T: "ack", I: db.ackIndex, O: startOffset})
+		return db.log.append(record{T: "inc", X: db.inc}, record{T: "ack", I: db.ackIndex, O: startOffset})
 	}
 	salvage, err := db.moveToSalvage()
 	e := &ResetError{Dir: db.dir, Kind: ResetNewHistory, Epoch: db.epoch, Salvage: salvage,

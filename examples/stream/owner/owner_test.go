@@ -865,6 +865,67 @@ func TestANewHistory(t *testing.T) {
 			t.Errorf("stream %q", got)
 		}
 	})
+	t.Run("a copy offline while the stream lost acknowledged commits", func(t *testing.T) {
+		// The stream is restored from an older backup while A is offline:
+		// the offset A was acknowledged up to is past the new end. Going
+		// live must find the new history and salvage the copy, not fail
+		// on every Synced with a read of an offset that no longer exists.
+		ts := newTestStream(t)
+		dir := t.TempDir()
+		a, _ := ts.mustOpen(dir, "A")
+		a.Put("a", "1")
+		a.Synced(bg)
+		old, _ := ts.m.Snapshot()
+		a.Put("b", "2")
+		a.Synced(bg)
+		a.Close()
+		ts.m.Restore(old)
+		reincarnate(ts)
+		c, l := ts.client()
+		l.setDown(true)
+		a2, err := Open(bg, dir, Options{Stream: c, Manual: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a2.Close()
+		l.setDown(false)
+		err = a2.Synced(bg)
+		var re *ResetError
+		if !errors.As(err, &re) || re.Kind != ResetNewHistory {
+			t.Fatalf("Synced going live = %v, want a new-history reset", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "salvage", "1", "log")); err != nil {
+			t.Errorf("the copy was not moved to salvage/1: %v", err)
+		}
+	})
+
+	t.Run("a copy offline while the stream took a new history", func(t *testing.T) {
+		// The same, but the new history kept every commit A saw
+		// acknowledged: A carries on under the new token.
+		ts := newTestStream(t)
+		dir := t.TempDir()
+		a, _ := ts.mustOpen(dir, "A")
+		a.Put("a", "1")
+		a.Synced(bg)
+		a.Close()
+		reincarnate(ts)
+		c, l := ts.client()
+		l.setDown(true)
+		a2, err := Open(bg, dir, Options{Stream: c, Manual: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a2.Close()
+		a2.Put("b", "2")
+		l.setDown(false)
+		if err := a2.Synced(bg); err != nil {
+			t.Fatalf("Synced going live = %v", err)
+		}
+		if got := keys(ts.history()); got != "a=1 b=2" {
+			t.Errorf("stream %q", got)
+		}
+	})
+
 	t.Run("the stream lost acknowledged commits", func(t *testing.T) {
 		ts := newTestStream(t)
 		dir := t.TempDir()
