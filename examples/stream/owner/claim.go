@@ -65,8 +65,13 @@ func (db *DB) claim(ctx context.Context, epoch uint64, reason string) (AppendRes
 	case http.StatusNoContent:
 		ours, err := db.holdsOwnClaim(ctx, epoch)
 		return res, ours, err
-	case http.StatusForbidden, http.StatusConflict:
+	case http.StatusForbidden:
 		return res, false, nil
+	case http.StatusConflict:
+		// Sequence number 0 of an epoch is never a sequence gap: a 409
+		// refuses the stream itself (closed, another content type). No
+		// other owner won, so this is no lost race.
+		return res, false, fmt.Errorf("claim epoch %d on %q: status 409: the stream refused the append (closed, or another content type)", epoch, db.c.Name)
 	case http.StatusPreconditionFailed:
 		if err := db.newHistory(ctx, res); err != nil {
 			return res, false, err

@@ -190,6 +190,31 @@ func TestOpenClaims(t *testing.T) {
 		}
 	})
 
+	t.Run("a refused claim is no lost race", func(t *testing.T) {
+		// A closed stream refuses the claim with 409: no other owner won,
+		// so the open fails at once, saying so, after one claim.
+		ts := newTestStream(t)
+		ts.mustOpen(t.TempDir(), "A")
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isClaim(r) { // closed after B's open found the stream
+				ts.m.ApplyCommand(stream.Command{Op: stream.OpAppend, Stream: "db", Close: true})
+			}
+			return false
+		})
+		rounds := 0
+		_, _, err := ts.open(t.TempDir(), "B", func(e Event) {
+			if e.Kind == "claim" {
+				rounds++
+			}
+		})
+		if err == nil || errors.Is(err, ErrClaimRaces) || !strings.Contains(err.Error(), "409") {
+			t.Errorf("open of a closed stream = %v, want an error naming the 409, not claim races", err)
+		}
+		if rounds != 1 {
+			t.Errorf("sent %d claims, want 1", rounds)
+		}
+	})
+
 	t.Run("16 lost races fail the open", func(t *testing.T) {
 		ts := newTestStream(t)
 		ts.mustOpen(t.TempDir(), "A")
