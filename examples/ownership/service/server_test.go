@@ -444,3 +444,30 @@ func TestClientWithoutAddressesFails(t *testing.T) {
 		t.Fatalf("Post: %v; want an error naming the missing addresses", err)
 	}
 }
+
+// Headers that proxies use to pass a client's identity along (a forwarded
+// client certificate, a user name) are not read: B sending them as A is
+// still B.
+func TestIdentityHeadersAreIgnored(t *testing.T) {
+	e := newLocalEnv(t)
+	e.ownedBy("x", "A")
+	ctx := ctxT(t)
+	b := e.client("B")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+e.addr+PathBeginTransfer, strings.NewReader(`{"actor":"x","epoch":1,"to":"C"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-Client-Cert", "Subject=\"CN=A\"")
+	req.Header.Set("X-Ssl-Client-S-Dn", "CN=A")
+	req.Header.Set("X-Node", "A")
+	req.Header.Set("X-Remote-User", "A")
+	req.SetBasicAuth("A", "")
+	res, err := b.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	se := wantCode(t, decodeError(res.StatusCode, body), CodeWrongCaller)
+	if !strings.Contains(se.Detail, "caller B") {
+		t.Fatalf("%v; want the caller to be B", se)
+	}
+}
