@@ -64,6 +64,15 @@ func TestSummary(t *testing.T) {
 	if got := r.Summary(); got != "4 pages, 0 checks run, 0 cached, 0s" {
 		t.Errorf("Summary = %q", got)
 	}
+	// A rebuild in serve: parse checks are counted apart from the checks
+	// that start a go process, and reused pages are told.
+	rep := &verify.Report{Ran: 3, Cached: 5, Checks: []verify.Check{
+		{Kind: "parse"}, {Kind: "parse"}, {Kind: "transcript"}, {Kind: "vet", Cached: true},
+	}}
+	r = &Result{Pages: 5, Rendered: 1, Reused: 4, Report: rep, Elapsed: 85 * time.Millisecond}
+	if got := r.Summary(); got != "5 pages (1 rendered), 1 check run, 5 cached, 2 parsed, 85ms" {
+		t.Errorf("Summary = %q", got)
+	}
 }
 
 func TestPrintError(t *testing.T) {

@@ -30,6 +30,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -154,6 +155,20 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	n := s.gen
 	s.mu.Unlock()
 	if len(changed) > 0 {
+		// Name a file that exists first (an editor's temporary file,
+		// already gone, says little).
+		changed = slices.Clone(changed)
+		slices.SortStableFunc(changed, func(a, b string) int {
+			_, ea := os.Stat(filepath.Join(s.opt.Build.Root, filepath.FromSlash(a)))
+			_, eb := os.Stat(filepath.Join(s.opt.Build.Root, filepath.FromSlash(b)))
+			switch {
+			case ea == nil && eb != nil:
+				return -1
+			case ea != nil && eb == nil:
+				return 1
+			}
+			return 0
+		})
 		more := ""
 		if len(changed) > 1 {
 			more = fmt.Sprintf(" and %d more", len(changed)-1)

@@ -115,9 +115,9 @@ func TestServe(t *testing.T) {
 	lines := waitLog("rebuild after the prose edit", good, 2)
 	t.Logf("prose edit rebuilt: %s", lines[1])
 	// The fixture has 8 checks: 2 parse the chapter's Go fragments in
-	// process (they always run, no go process); the 6 that start a go
-	// process (vet, test, the transcript, ...) must come from the cache.
-	if !strings.Contains(lines[1], "(1 rendered), 2 checks run, 6 cached") {
+	// process (they always run); the 6 that start a go process (vet,
+	// test, the transcript, ...) must come from the cache.
+	if !strings.Contains(lines[1], "(1 rendered), 0 checks run, 6 cached, 2 parsed") {
 		t.Errorf("a prose edit should render its chapter only and take every go process from the cache: %s", lines[1])
 	}
 	tb.noConsoleErrors("serve: reload")
