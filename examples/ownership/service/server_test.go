@@ -174,6 +174,12 @@ func TestRevokeIsNotOnTheWire(t *testing.T) {
 		{PathCompleteRelease, `{"actor":"x","epoch":1,"op":"Abort"}`},
 		{PathAcquire, `{"actor":"x","epoch":1,"force":true}`},
 		{PathState, `{"actor":"x","op":"Revoke","to":"A"}`},
+		{PathBeginTransfer, `{"actor":"x","epoch":1,"to":"B","Op":"Revoke"}`},
+		{PathBeginTransfer, `{"actor":"x","epoch":1,"to":"B","caller":""}`},
+		{"/v1/begin-transfer/../revoke", `{"actor":"x","to":"A"}`},
+		{"/V1/REVOKE", `{"actor":"x","to":"A"}`},
+		{"//v1/revoke", `{"actor":"x","to":"A"}`},
+		{"/v1/revoke?op=Revoke", `{"actor":"x","to":"A"}`},
 	}
 	rec.mu.Lock()
 	rec.ops = nil
