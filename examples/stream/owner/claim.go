@@ -170,6 +170,7 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 	}
 	recs, err := decode(data)
 	if err != nil {
+		db.unsettled()
 		return fmt.Errorf("stream %q: %v", db.c.Name, err)
 	}
 	upTo := -1 // our claim's position
@@ -180,12 +181,16 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 		}
 	}
 	if upTo < 0 {
+		db.unsettled()
 		return fmt.Errorf("stream %q: claim of epoch %d not found after offset %s", db.c.Name, epoch, from)
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	m, err := db.merge(recs[:upTo])
 	if err != nil {
+		// The claim won but the copy is not settled: nothing more goes
+		// out under the old epoch (see unsettled).
+		db.live, db.inflight = false, nil
 		return err
 	}
 	// From here on this process writes under epoch, from sequence number 1.
@@ -212,42 +217,45 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 // merge walks stream records that follow the acknowledged point. A commit
 // equal to the copy's next pending one landed; the first commit by anyone
 // else discards the pending rest, and from there the stream's commits are
-// taken. Call with mu held.
+// taken (and the local log is rewritten). If the rewrite fails, the copy is
+// left as it was. Call with mu held.
 func (db *DB) merge(recs []record) (m merged, err error) {
-	cursor := db.ackIndex
+	commits, cursor, seen := db.commits, db.ackIndex, db.seen
 	diverged := false
 	for _, r := range recs {
-		db.seen = max(db.seen, r.E)
+		seen = max(seen, r.E)
 		if r.T != "commit" || r.I <= cursor {
 			continue
 		}
 		if r.I != cursor+1 {
-			return m, fmt.Errorf("stream %q: commit %d follows commit %d", db.c.Name, r.I, cursor)
+			return merged{}, fmt.Errorf("stream %q: commit %d follows commit %d", db.c.Name, r.I, cursor)
 		}
-		if !diverged && cursor < uint64(len(db.commits)) && db.commits[cursor] == r.commit() {
+		if !diverged && cursor < uint64(len(commits)) && commits[cursor] == r.commit() {
 			m.landed++
 			cursor++
 			continue
 		}
 		if !diverged {
 			diverged = true
-			m.discarded = len(db.commits) - int(cursor)
-			if m.discarded > 0 {
-				db.discards++
-			}
-			db.commits = db.commits[:cursor]
+			m.discarded = len(commits) - int(cursor)
+			commits = append([]Commit(nil), commits[:cursor]...)
 		}
-		db.commits = append(db.commits, r.commit())
+		commits = append(commits, r.commit())
 		m.taken++
 		cursor++
 	}
-	db.ackIndex = cursor
-	m.kept = len(db.commits) - int(cursor)
+	m.kept = len(commits) - int(cursor)
+	if diverged {
+		if err := db.log.rewrite(db.logOf(commits, cursor)); err != nil {
+			return merged{}, err
+		}
+		if m.discarded > 0 {
+			db.discards++
+		}
+	}
+	db.commits, db.ackIndex, db.seen = commits, cursor, seen
 	if diverged {
 		db.rebuild()
-		if err := db.log.rewrite(db.snapshotLog()); err != nil {
-			return m, err
-		}
 	}
 	return m, nil
 }
@@ -266,17 +274,18 @@ func (db *DB) rebuild() {
 	db.kv, db.kvShared = kv, false
 }
 
-// snapshotLog is the local log that describes the copy as it is now.
-func (db *DB) snapshotLog() []record {
-	recs := make([]record, 0, len(db.commits)+3)
-	for _, c := range db.commits {
+// logOf is the local log of a copy holding commits, of which the stream
+// holds the first ackIndex. Call with mu held.
+func (db *DB) logOf(commits []Commit, ackIndex uint64) []record {
+	recs := make([]record, 0, len(commits)+3)
+	for _, c := range commits {
 		recs = append(recs, record{T: "commit", I: c.Index, W: c.Writer, K: c.Key, V: c.Value})
 	}
 	if db.inc != "" {
 		recs = append(recs, record{T: "inc", X: db.inc})
 	}
 	recs = append(recs, record{T: "claim", E: db.ownMax})
-	recs = append(recs, record{T: "owner", E: db.epoch, I: db.ackIndex, O: db.ackOffset})
+	recs = append(recs, record{T: "owner", E: db.epoch, I: ackIndex, O: db.ackOffset})
 	return recs
 }
 

@@ -337,6 +337,64 @@ func TestRecoveryAfterTheClaim(t *testing.T) {
 	})
 }
 
+// TestRecoveryFailure checks that a recovery that fails after its claim won
+// (here, the rewrite of the local log) leaves the process to go live again
+// rather than to write under the epoch its own claim closed, which would
+// fence it by its own hand. Reference: chapter "Taking a database over",
+// sections "Recovery after the claim" and "Claims nobody asked for".
+func TestRecoveryFailure(t *testing.T) {
+	ts := newTestStream(t)
+	dirA := t.TempDir()
+	a, _ := ts.mustOpen(dirA, "A")
+	a.Put("a", "1")
+	a.Synced(bg)
+	a.Put("mine", "lost")
+	ts.forgetProducer()
+	b, _ := ts.mustOpen(t.TempDir(), "B")
+	b.Put("x", "9")
+	if err := b.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+	ts.forgetProducer()
+	// A's claim of epoch 2 will apply; its recovery must rewrite the log
+	// (B's commit replaces A's pending one), and the rewrite fails.
+	tmp := filepath.Join(dirA, "log.tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Synced(bg); err == nil || errors.Is(err, ErrReset) {
+		t.Fatalf("Synced with a failing rewrite = %v, want an error, not a reset", err)
+	}
+	os.Remove(tmp)
+	err := a.Synced(bg)
+	if errors.Is(err, ErrReset) {
+		t.Fatalf("Synced after the failed recovery = %v: the process fenced itself", err)
+	}
+	if !errors.Is(err, ErrDiscarded) {
+		t.Errorf("Synced after the failed recovery = %v, want ErrDiscarded", err)
+	}
+	if err := a.Synced(bg); err != nil {
+		t.Errorf("Synced once more = %v", err)
+	}
+	if got := keys(ts.history()); got != "a=1 x=9" {
+		t.Errorf("stream %q, want a=1 x=9", got)
+	}
+	// The local log says what memory says: the failed rewrite changed
+	// neither, the second one both.
+	a.Put("y", "1")
+	a.Close()
+	c, l := ts.client()
+	l.setDown(true)
+	a2, err := Open(bg, dirA, Options{Stream: c, Manual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a2.Close()
+	if got := keys(commitsOf(t, a2)); got != "a=1 x=9 y=1" {
+		t.Errorf("A's reopened copy = %q, want a=1 x=9 y=1", got)
+	}
+}
+
 // TestSynced checks that Synced returns only once the stream holds every
 // earlier commit and a round trip begun after the call found the process
 // still the owner. Reference: chapter "Taking a database over", section
