@@ -269,12 +269,24 @@
     });
     if (results.length) select(0);
   }
-  function openSearch() {
+  // openSearch opens the dialog; key is the shortcut that opened it, if any.
+  function openSearch(key) {
     if (!dialog || dialog.open) return;
     setOpen(false);
     dialog.showModal();
     input.focus();
     input.select();
+    if (typeof key === "string") {
+      // The shortcut's keydown was cancelled, so no character follows in a
+      // browser; a synthetic keypress (automation, some IMEs) must not
+      // type it into the field either.
+      var swallow = function (e) {
+        if (e.key === key) e.preventDefault();
+        input.removeEventListener("keypress", swallow);
+      };
+      input.addEventListener("keypress", swallow);
+      setTimeout(function () { input.removeEventListener("keypress", swallow); }, 50);
+    }
     loadIndex();
   }
   if (dialog && input && list) {
@@ -329,7 +341,7 @@
         break;
       case "/":
       case "s":
-        if (dialog) { e.preventDefault(); openSearch(); }
+        if (dialog) { e.preventDefault(); openSearch(e.key); }
         return;
       case "?":
         e.preventDefault();

@@ -102,6 +102,9 @@ func TestSite(t *testing.T) {
 		tb.key("/")
 		tb.waitTrue("search dialog open", `document.getElementById("search-dialog").open && document.activeElement.id === "search-input"`, 5*time.Second)
 		tb.key("epoch")
+		if got := eval[string](tb, `document.getElementById("search-input").value`); got != "epoch" {
+			t.Errorf("search field holds %q after / and epoch, want epoch (the shortcut must not be typed)", got)
+		}
 		tb.waitTrue("results for epoch", `document.querySelectorAll("#search-results [role=option]").length >= 2`, 10*time.Second)
 		if !eval[bool](tb, loaded) {
 			t.Error("search works but the index was not fetched")
@@ -129,7 +132,9 @@ func TestSite(t *testing.T) {
 		// the page marks the term.
 		tb.key("s")
 		tb.waitTrue("search dialog open with s", `document.getElementById("search-dialog").open`, 5*time.Second)
-		tb.do(chromedp.Evaluate[chromedp.Void](`(function(){var i=document.getElementById("search-input"); i.value=""; i.dispatchEvent(new Event("input"));})()`, chromedp.EvalIgnoreExceptions))
+		if got := eval[string](tb, `(function(){var i=document.getElementById("search-input"); return i.value.slice(i.selectionStart, i.selectionEnd);})()`); got != "epoch" {
+			t.Errorf("reopened search: selected text %q, want the last query (epoch) selected to be typed over", got)
+		}
 		tb.key("sequencer")
 		tb.waitTrue("results for sequencer", `document.querySelector("#search-results [aria-selected=true] a") !== null && document.querySelector("#search-results [aria-selected=true] a").href.indexOf("streams.html") >= 0`, 10*time.Second)
 		tb.screenshot("search-open.png")
