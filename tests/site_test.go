@@ -6,6 +6,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"net/url"
 	"os"
@@ -278,6 +279,54 @@ func checkSite(t *testing.T, b *book.Book, out string) {
 	}
 	if checked == 0 {
 		t.Error("no internal links found")
+	}
+
+	// print.html holds every chapter, in reading order.
+	if pf := files["print.html"]; pf == nil {
+		t.Error("no print.html")
+	} else {
+		var got []string
+		for _, sec := range find(pf.doc, func(n *html.Node) bool { return n.Data == "section" && hasClass(n, "print-chapter") }) {
+			got = append(got, attr(sec, "id"))
+		}
+		var wantIDs []string
+		for _, ch := range b.Chapters {
+			wantIDs = append(wantIDs, strings.ReplaceAll(strings.TrimSuffix(ch.Path, ".md"), "/", "-"))
+		}
+		if !slices.Equal(got, wantIDs) {
+			t.Errorf("print.html sections %v, want %v", got, wantIDs)
+		}
+	}
+	// Every search index entry points at a page and an anchor that exist.
+	entries := 0
+	for _, f := range all {
+		if !strings.HasPrefix(f, "assets/search.") || !strings.HasSuffix(f, ".json") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []struct {
+			Title string `json:"t"`
+			URL   string `json:"u"`
+		}
+		if err := json.Unmarshal(data, &docs); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, d := range docs {
+			entries++
+			page, frag, _ := strings.Cut(d.URL, "#")
+			if tf := files[page]; tf == nil || (frag != "" && !tf.ids[frag]) {
+				t.Errorf("search entry %q points at %s, which does not exist", d.Title, d.URL)
+			}
+		}
+	}
+	if entries < len(b.Chapters) {
+		t.Errorf("search index has %d entries for %d chapters", entries, len(b.Chapters))
+	}
+	if b.Config.SiteURL != "" && !exists("sitemap.xml") {
+		t.Error("no sitemap.xml although book.toml gives a site URL")
 	}
 
 	// Code is highlighted by chroma classes.
