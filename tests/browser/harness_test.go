@@ -236,7 +236,7 @@ func (tb *tab) waitTrue(what, expr string, timeout time.Duration) {
 func (tb *tab) waitPage(suffix string) {
 	tb.t.Helper()
 	js, _ := json.Marshal(suffix)
-	tb.waitTrue("page "+suffix, `location.pathname.endsWith(`+string(js)+`) && document.readyState === "complete"`, 10*time.Second)
+	tb.waitTrue("page "+suffix, `location.pathname.endsWith(`+string(js)+`) && document.readyState === "complete"`, 20*time.Second)
 }
 
 // key types keys into the focused element.

@@ -100,12 +100,12 @@ func TestSite(t *testing.T) {
 			t.Error("the search index loaded before search was opened")
 		}
 		tb.key("/")
-		tb.waitTrue("search dialog open", `document.getElementById("search-dialog").open && document.activeElement.id === "search-input"`, 5*time.Second)
+		tb.waitTrue("search dialog open", `document.getElementById("search-dialog").open && document.activeElement.id === "search-input"`, 15*time.Second)
 		tb.key("epoch")
 		if got := eval[string](tb, `document.getElementById("search-input").value`); got != "epoch" {
 			t.Errorf("search field holds %q after / and epoch, want epoch (the shortcut must not be typed)", got)
 		}
-		tb.waitTrue("results for epoch", `document.querySelectorAll("#search-results [role=option]").length >= 2`, 10*time.Second)
+		tb.waitTrue("results for epoch", `document.querySelectorAll("#search-results [role=option]").length >= 2`, 20*time.Second)
 		if !eval[bool](tb, loaded) {
 			t.Error("search works but the index was not fetched")
 		}
@@ -126,17 +126,17 @@ func TestSite(t *testing.T) {
 			t.Errorf("first result's breadcrumbs %q name no part or chapter", crumbs)
 		}
 		tb.key(kb.Escape)
-		tb.waitTrue("Esc closes search", `!document.getElementById("search-dialog").open`, 5*time.Second)
+		tb.waitTrue("Esc closes search", `!document.getElementById("search-dialog").open`, 15*time.Second)
 
 		// A term found in one section only: Enter goes to its anchor and
 		// the page marks the term.
 		tb.key("s")
-		tb.waitTrue("search dialog open with s", `document.getElementById("search-dialog").open`, 5*time.Second)
+		tb.waitTrue("search dialog open with s", `document.getElementById("search-dialog").open`, 15*time.Second)
 		if got := eval[string](tb, `(function(){var i=document.getElementById("search-input"); return i.value.slice(i.selectionStart, i.selectionEnd);})()`); got != "epoch" {
 			t.Errorf("reopened search: selected text %q, want the last query (epoch) selected to be typed over", got)
 		}
 		tb.key("sequencer")
-		tb.waitTrue("results for sequencer", `document.querySelector("#search-results [aria-selected=true] a") !== null && document.querySelector("#search-results [aria-selected=true] a").href.indexOf("streams.html") >= 0`, 10*time.Second)
+		tb.waitTrue("results for sequencer", `document.querySelector("#search-results [aria-selected=true] a") !== null && document.querySelector("#search-results [aria-selected=true] a").href.indexOf("streams.html") >= 0`, 20*time.Second)
 		tb.screenshot("search-open.png")
 		tb.key(kb.Enter)
 		tb.waitPage("/streams.html")
@@ -157,12 +157,12 @@ func TestSite(t *testing.T) {
 		tb.t = t
 		tb.navigate(base + "epochs.html")
 		tb.key("?")
-		tb.waitTrue("shortcuts dialog", `document.getElementById("help-dialog").open`, 5*time.Second)
+		tb.waitTrue("shortcuts dialog", `document.getElementById("help-dialog").open`, 15*time.Second)
 		if got := eval[string](tb, `document.getElementById("help-dialog").textContent`); !strings.Contains(got, "Previous and next chapter") {
 			t.Errorf("shortcuts dialog says %q", got)
 		}
 		tb.key(kb.Escape)
-		tb.waitTrue("Esc closes the shortcuts", `!document.getElementById("help-dialog").open`, 5*time.Second)
+		tb.waitTrue("Esc closes the shortcuts", `!document.getElementById("help-dialog").open`, 15*time.Second)
 		tb.noConsoleErrors("shortcuts")
 	})
 
@@ -315,11 +315,11 @@ func TestSite(t *testing.T) {
 			t.Error("narrow screen: no in-page table of contents for a long chapter")
 		}
 		tb.do(chromedp.Click(chromedp.CSS(".menu-toggle")))
-		tb.waitTrue("drawer opens", right+` > 200 && document.querySelector(".menu-toggle").getAttribute("aria-expanded") === "true"`, 5*time.Second)
+		tb.waitTrue("drawer opens", right+` > 200 && document.querySelector(".menu-toggle").getAttribute("aria-expanded") === "true"`, 15*time.Second)
 		time.Sleep(300 * time.Millisecond) // the slide-in transition
 		tb.screenshot("mobile-drawer.png")
 		tb.key(kb.Escape)
-		tb.waitTrue("Esc closes the drawer", right+` <= 1`, 5*time.Second)
+		tb.waitTrue("Esc closes the drawer", right+` <= 1`, 15*time.Second)
 		tb.screenshot("mobile-chapter.png")
 		tb.do(chromedp.EmulateViewport(1280, 900))
 		tb.noConsoleErrors("mobile")
@@ -339,7 +339,7 @@ func TestSite(t *testing.T) {
 			t.Error("focused skip link has no outline")
 		}
 		tb.key(kb.Enter)
-		tb.waitTrue("skip link moves focus to main", `document.activeElement.id === "content"`, 5*time.Second)
+		tb.waitTrue("skip link moves focus to main", `document.activeElement.id === "content"`, 15*time.Second)
 		tb.noConsoleErrors("focus")
 	})
 
@@ -364,7 +364,7 @@ func TestSite(t *testing.T) {
 		nj.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 		nj.navigate(base + "epochs.html")
 		nj.do(chromedp.Click(chromedp.CSS(".menu-toggle")))
-		nj.waitTrue("drawer opens without script", `location.hash === "#sidebar" && document.getElementById("sidebar").getBoundingClientRect().right > 200`, 5*time.Second)
+		nj.waitTrue("drawer opens without script", `location.hash === "#sidebar" && document.getElementById("sidebar").getBoundingClientRect().right > 200`, 15*time.Second)
 		nj.noConsoleErrors("no script")
 		checkRequests(t, nj, srv.URL)
 	})
