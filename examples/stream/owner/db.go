@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -61,6 +62,7 @@ type DB struct {
 
 	rmu sync.Mutex // serializes everything that talks to the stream
 
+	lock      *os.File // dir/lock, flocked while the DB is open
 	mu        sync.Mutex
 	log       *localLog
 	commits   []Commit
@@ -112,6 +114,19 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if err := mkdirSynced(dir); err != nil {
 		return nil, fmt.Errorf("open %s: %v", dir, err)
 	}
+	lock, err := lockDir(filepath.Join(dir, "lock"))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	db, err := open(ctx, dir, opts, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func open(ctx context.Context, dir string, opts Options, lock *os.File) (*DB, error) {
 	id, err := loadID(dir, opts.ID)
 	if err != nil {
 		return nil, err
@@ -120,7 +135,7 @@ func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{dir: dir, opts: opts, c: opts.Stream, id: id, nonce: randomHex(8), log: l,
+	db := &DB{dir: dir, opts: opts, c: opts.Stream, id: id, nonce: randomHex(8), log: l, lock: lock,
 		kv: map[string]string{}, ackOffset: startOffset, maxBatch: opts.MaxBatch,
 		kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	if err := db.replay(recs); err != nil {
@@ -443,7 +458,9 @@ func (db *DB) Close() error {
 	db.wg.Wait()
 	db.rmu.Lock()
 	defer db.rmu.Unlock()
-	return db.log.close()
+	err := db.log.close()
+	db.lock.Close()
+	return err
 }
 
 // reset puts the DB in its terminal reset state. Its listeners become due;

@@ -32,6 +32,12 @@ var ErrClaimRaces = errors.New("claim races")
 // after the claim".
 var ErrDiscarded = errors.New("pending commits discarded: another owner wrote first")
 
+// ErrInUse is matched by the error of an Open whose directory another open
+// DB holds, in this process or another (an advisory flock on dir/lock, on
+// Unix systems). Two DBs on one directory would append two histories to one
+// local log.
+var ErrInUse = errors.New("database directory in use by another open")
+
 // ErrClosed is returned by operations of a DB after Close.
 var ErrClosed = errors.New("database closed")
 

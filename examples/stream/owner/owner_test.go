@@ -1337,3 +1337,34 @@ func TestLocalLogDurability(t *testing.T) {
 		}
 	})
 }
+
+// TestOneOpenPerDirectory checks that a directory is opened by one DB at a
+// time: a second Open of it (a second instance of the same service on the
+// same disk) fails with ErrInUse and changes nothing, instead of writing a
+// second history of commits into the same local log. After Close the
+// directory opens again.
+func TestOneOpenPerDirectory(t *testing.T) {
+	ts := newTestStream(t)
+	dir := t.TempDir()
+	a, _ := ts.mustOpen(dir, "A")
+	a.Put("a", "1")
+	if err := a.Synced(bg); err != nil {
+		t.Fatal(err)
+	}
+	_, l, err := ts.open(dir, "A", nil)
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("second open of %s = %v, want ErrInUse naming the directory", dir, err)
+	}
+	if e, _ := ts.producer(); e != 1 || l.requests() != 0 {
+		t.Errorf("the refused open sent %d requests; the stream's epoch is %d", l.requests(), e)
+	}
+	a.Put("b", "2")
+	if err := a.Synced(bg); err != nil {
+		t.Errorf("the first open after the refused one: %v", err)
+	}
+	a.Close()
+	a2, _ := ts.mustOpen(dir, "A")
+	if got := keys(commitsOf(t, a2)); got != "a=1 b=2" {
+		t.Errorf("reopened copy = %q, want a=1 b=2", got)
+	}
+}
