@@ -18,7 +18,11 @@ type Options struct {
 	// Stream is the client of the database's stream. Required.
 	Stream *Client
 	// ID names this copy as a writer on the stream (records carry it). It is
-	// used only when dir is new; a random id is made if empty.
+	// used only when dir is new, and kept in dir/id; a random id is made if
+	// empty. Give each directory its own: copies sharing an id are one
+	// writer as far as their records tell, and a copy going live after an
+	// offline open takes the other's records for its own (see "Copies of a
+	// cache" in the package doc).
 	ID string
 	// Manual turns the background replicator off: replication then happens
 	// only inside Synced and Push. Tests and transcripts use it.
@@ -97,7 +101,8 @@ type batch struct {
 }
 
 // Open opens the database in dir (created if missing) and, if the stream is
-// reachable, claims it: see claimOpen. If the stream cannot be reached, Open
+// reachable, claims it: see claimOpen. It holds dir/lock until Close, and
+// fails with ErrInUse while another open DB holds it. If the stream cannot be reached, Open
 // succeeds offline: reads and commits work locally, and the first Synced (or
 // the background replicator) goes live (see goLive). Open fails with an error
 // matching ErrClaimRaces after MaxClaimRounds lost claims.
