@@ -101,11 +101,18 @@ type batch struct {
 }
 
 // Open opens the database in dir (created if missing) and, if the stream is
-// reachable, claims it: see claimOpen. It holds dir/lock until Close, and
-// fails with ErrInUse while another open DB holds it. If the stream cannot be reached, Open
-// succeeds offline: reads and commits work locally, and the first Synced (or
-// the background replicator) goes live (see goLive). Open fails with an error
-// matching ErrClaimRaces after MaxClaimRounds lost claims.
+// reachable, claims it: it claims an epoch above every one it has seen,
+// again above the winner after a lost race, then recovers its pending
+// commits (chapter "Taking a database over", sections "The claim" and
+// "Recovery after the claim"). If the stream cannot be reached, Open
+// succeeds offline: reads and commits work locally, and the first Synced or
+// Push (or the background replicator) goes live, claiming only if nobody
+// else wrote or claimed since (section "Claims nobody asked for").
+//
+// Open holds dir/lock until Close. It fails with an error matching ErrInUse
+// while another open DB holds it, with one matching ErrClaimRaces after
+// MaxClaimRounds lost claims, and with one naming dir/log and the record
+// when the local log is damaged anywhere but in a torn last line.
 func Open(ctx context.Context, dir string, opts Options) (*DB, error) {
 	if opts.Stream == nil {
 		return nil, fmt.Errorf("open %s: Options.Stream is nil", dir)
