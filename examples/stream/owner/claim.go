@@ -27,6 +27,9 @@ func (db *DB) claimOpen(ctx context.Context) error {
 	for round := 1; round <= MaxClaimRounds; round++ {
 		epoch := above + 1
 		res, won, err := db.claim(ctx, epoch, "open")
+		if err == errClaimAgain {
+			continue // a new history: the same epoch, in the next round
+		}
 		if err != nil {
 			return err
 		}
@@ -76,12 +79,18 @@ func (db *DB) claim(ctx context.Context, epoch uint64, reason string) (AppendRes
 		if err := db.newHistory(ctx, res); err != nil {
 			return res, false, err
 		}
-		return db.claim(ctx, epoch, reason)
+		return res, false, errClaimAgain
 	}
 	return res, false, fmt.Errorf("claim epoch %d on %q: status %d", epoch, db.c.Name, res.Status)
 }
 
 // ANCHOR_END: claim
+
+// errClaimAgain is claim's answer to a 412 after the copy took the new
+// history: the claim did not apply and may be sent again, which costs the
+// caller a round like a lost race, so that a stream that keeps changing its
+// history cannot keep a claimant looping.
+var errClaimAgain = errors.New("claim again under the new incarnation")
 
 // unsettled is called when a claim may have applied but its recovery did not
 // run: the process's old epoch may be closed, so nothing more is sent under
@@ -301,6 +310,12 @@ func (db *DB) logOf(commits []Commit, ackIndex uint64) []record {
 func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error {
 	epoch := own + 1
 	res, won, err := db.claim(ctx, epoch, reason)
+	for round := 1; err == errClaimAgain; round++ {
+		if round == MaxClaimRounds {
+			return fmt.Errorf("claim epoch %d on %q: the stream changed its history %d times in a row", epoch, db.c.Name, round)
+		}
+		res, won, err = db.claim(ctx, epoch, reason)
+	}
 	if err != nil {
 		return err
 	}
@@ -372,7 +387,7 @@ func (db *DB) goLive(ctx context.Context) error {
 // the process's epoch and the next sequence number. A batch whose answer was
 // lost is resent unchanged. It returns how many appends were acknowledged.
 func (db *DB) push(ctx context.Context) (int, error) {
-	appended := 0
+	appended, histories := 0, 0
 	for {
 		db.mu.Lock()
 		if err := db.usable(); err != nil {
@@ -416,6 +431,9 @@ func (db *DB) push(ctx context.Context) (int, error) {
 				return appended, err
 			}
 		case http.StatusPreconditionFailed:
+			if histories++; histories == MaxClaimRounds {
+				return appended, fmt.Errorf("append epoch %d seq %d to %q: the stream changed its history %d times during one push", epoch, b.seq, db.c.Name, histories)
+			}
 			if err := db.newHistory(ctx, res); err != nil {
 				return appended, err
 			}

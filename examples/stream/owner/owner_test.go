@@ -215,6 +215,38 @@ func TestOpenClaims(t *testing.T) {
 		}
 	})
 
+	t.Run("a stream that keeps changing its history stops the open at 16 claims", func(t *testing.T) {
+		ts := newTestStream(t)
+		ts.mustOpen(t.TempDir(), "A")
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isClaim(r) { // every claim finds a new incarnation: 412
+				ts.m.ApplyCommand(stream.Command{Op: stream.OpReincarnate, Stream: "db"})
+			}
+			return false
+		})
+		claims := 0
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := ts.open(t.TempDir(), "B", func(e Event) {
+				if e.Kind == "claim" {
+					claims++
+				}
+			})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrClaimRaces) {
+				t.Errorf("open = %v, want ErrClaimRaces", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the open never ended")
+		}
+		if claims > MaxClaimRounds {
+			t.Errorf("the open sent %d claims, more than %d", claims, MaxClaimRounds)
+		}
+	})
+
 	t.Run("16 lost races fail the open", func(t *testing.T) {
 		ts := newTestStream(t)
 		ts.mustOpen(t.TempDir(), "A")
@@ -1006,6 +1038,30 @@ func TestANewHistory(t *testing.T) {
 		}
 		if got := keys(ts.history()); got != "a=1 b=2" {
 			t.Errorf("stream %q", got)
+		}
+	})
+
+	t.Run("a stream that keeps changing its history", func(t *testing.T) {
+		// Every append meets a new incarnation: Synced gives up with an
+		// error instead of reading the stream again forever.
+		ts := newTestStream(t)
+		a, _ := ts.mustOpen(t.TempDir(), "A")
+		a.Put("a", "1")
+		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+			if isAppend(r) {
+				reincarnate(ts)
+			}
+			return false
+		})
+		done := make(chan error, 1)
+		go func() { done <- a.Synced(bg) }()
+		select {
+		case err := <-done:
+			if err == nil || errors.Is(err, ErrReset) {
+				t.Errorf("Synced = %v, want an error that is no reset", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Synced never returned")
 		}
 	})
 
