@@ -91,6 +91,10 @@ type DB struct {
 
 	kick chan struct{}
 	stop chan struct{}
+	// stopped is cancelled by Close: it ends the replicator's request in
+	// flight.
+	stopped context.Context
+	cancel  context.CancelFunc
 	wg   sync.WaitGroup
 }
 
@@ -150,6 +154,7 @@ func open(ctx context.Context, dir string, opts Options, lock *os.File) (*DB, er
 	db := &DB{dir: dir, opts: opts, c: opts.Stream, id: id, nonce: randomHex(8), log: l, lock: lock,
 		kv: map[string]string{}, ackOffset: startOffset, maxBatch: opts.MaxBatch,
 		kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	db.stopped, db.cancel = context.WithCancel(context.Background())
 	if err := db.replay(recs); err != nil {
 		l.close()
 		return nil, fmt.Errorf("open %s: %v", dir, err)
@@ -467,6 +472,7 @@ func (db *DB) Close() error {
 	db.closed = true
 	db.mu.Unlock()
 	close(db.stop)
+	db.cancel()
 	db.wg.Wait()
 	db.rmu.Lock()
 	defer db.rmu.Unlock()
@@ -529,7 +535,7 @@ func (db *DB) background() {
 		case <-db.kick:
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*db.opts.RetryInterval+time.Second)
+		ctx, cancel := context.WithTimeout(db.stopped, 10*db.opts.RetryInterval+time.Second)
 		err := db.pushR(ctx)
 		cancel()
 		if errors.Is(err, ErrReset) || errors.Is(err, ErrClosed) {

@@ -1424,3 +1424,44 @@ func TestOneOpenPerDirectory(t *testing.T) {
 		t.Errorf("reopened copy = %q, want a=1 b=2", got)
 	}
 }
+
+// TestCloseStopsTheReplicator checks that Close cancels a request the
+// background replicator has in flight, rather than waiting for the
+// request's own timeout, and that the replicator has stopped when Close
+// returns.
+func TestCloseStopsTheReplicator(t *testing.T) {
+	ts := newTestStream(t)
+	c, l := ts.client()
+	db, err := Open(bg, t.TempDir(), Options{Stream: c, ID: "A", RetryInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inflight := make(chan struct{})
+	ended := make(chan error, 1)
+	l.setFault(func(r *http.Request) (bool, bool) {
+		close(inflight)
+		<-r.Context().Done() // the stream never answers
+		ended <- r.Context().Err()
+		return true, false
+	})
+	db.Put("a", "1") // the replicator sends it
+	<-inflight
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waits for the replicator's request to time out")
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the replicator's request ended with %v, want context.Canceled", err)
+		}
+	default:
+		t.Error("Close returned while the replicator's request was still in flight")
+	}
+}
