@@ -95,7 +95,7 @@ type DB struct {
 	// flight.
 	stopped context.Context
 	cancel  context.CancelFunc
-	wg   sync.WaitGroup
+	wg      sync.WaitGroup
 }
 
 type batch struct {
