@@ -125,8 +125,10 @@ func startCluster(n int, dir string) (*cluster, error) {
 		m := service.NewMachine()
 		v.group, err = replica.Open(replica.Config{
 			ID: p.ID, Dir: filepath.Join(dir, p.ID), Transport: v.transport, Voters: peers,
-			HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond,
-			LeaderLeaseTimeout: 100 * time.Millisecond,
+			// hashicorp/raft's lease is 500 ms by default; shorter leases
+			// made a busy machine depose a fresh leader mid-demonstration.
+			HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,
+			LeaderLeaseTimeout: 300 * time.Millisecond,
 		}, m)
 		if err != nil {
 			c.close(raftListeners[i+1:]...)
