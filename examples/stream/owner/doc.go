@@ -31,20 +31,27 @@
 //     after the call found the process still the owner. Do nothing visible
 //     outside the process before it returns.
 //   - A 403 epoch-closed resets the database (What the fenced process sees):
-//     waiting Synced calls fail, reset listeners run once, every later
-//     operation, reads included, fails with an error matching ErrReset, and a
-//     Snapshot taken earlier keeps answering. A reset DB never reopens on
-//     its own.
+//     waiting Synced calls fail, reset listeners run once (with no lock of
+//     the DB held, so they may call Close), every later operation, reads
+//     included, fails with an error matching ErrReset, and a Snapshot taken
+//     earlier keeps answering. A reset DB never reopens on its own.
 //   - The package also claims without being asked (Claims nobody asked
 //     for): when the stream has forgotten the producer, after a 413 (it
 //     halves its batches, then claims), and when an offline open reaches the
-//     stream. Such a claim is one epoch above the process's own, so any newer
-//     owner beats it. Before the offline case claims, it reads the stream and
-//     gives up if any other copy wrote or claimed since it left.
+//     stream. Such a claim is one epoch above the highest epoch the process
+//     holds on the stream (not above a claim in its log that never arrived),
+//     so any newer owner beats it. Before the offline case claims, it reads
+//     the stream and gives up if any other copy wrote or claimed after the
+//     process's last claim there.
 //   - A 412, a stale incarnation token (A new history), makes the copy read
 //     the stream's new history. If every commit it had seen acknowledged is
 //     still there, it carries on under the new token; if not, its files move
 //     into salvage/ and the database resets.
+//
+// The local log is fsynced on every append, and its directory whenever a
+// file is created or renamed in it; a torn last line (a crash during an
+// append) is cut off at the next open. A directory is locked (dir/lock)
+// while a DB has it open: a second Open fails with ErrInUse.
 //
 // Copies of a cache (Copies of a cache): a directory holds the copy's writer
 // id and its claims, so a copy of a live directory, opened elsewhere, is the
