@@ -1,10 +1,10 @@
 // Package site writes a rendered book as a static web site: one page per
 // chapter (book/a/b.md becomes a/b.html), index.html (a copy of the first
 // chapter, as mdBook does), a 404 page, print.html (the whole book in one
-// page, links between chapters turned into links within it), sitemap.xml
-// (when book.toml gives a site URL), the theme's stylesheet, scripts and
-// search index under content-hashed names in assets/
-// (assets/book.3f2a9c1e.css, cacheable forever), the vendored search
+// page, links between chapters turned into links within it), sitemap.xml and
+// a robots.txt naming it (when book.toml gives a site URL), the theme's
+// stylesheet, scripts and search index under content-hashed names in
+// assets/ (assets/book.3f2a9c1e.css, cacheable forever), the vendored search
 // library under assets/vendor/<name-version>/, and the book's non-Markdown
 // files (images).
 //
@@ -237,6 +237,12 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 		}
 		if err := out.add("sitemap.xml", sm); err != nil {
 			return nil, err
+		}
+		if _, taken := out["robots.txt"]; !taken {
+			robots := "User-agent: *\nAllow: /\nSitemap: " + strings.TrimSuffix(b.Config.SiteURL, "/") + "/sitemap.xml\n"
+			if err := out.add("robots.txt", []byte(robots)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := out.add(Marker, []byte("This folder is written by bookgen and replaced on every build.\n")); err != nil {

@@ -294,6 +294,10 @@ func TestPrintSitemapAndSearchIndex(t *testing.T) {
 		}
 	}
 
+	if got := read(t, filepath.Join(out, "robots.txt")); !strings.Contains(got, "Sitemap: https://example.org/sitemap.xml\n") {
+		t.Errorf("robots.txt = %q", got)
+	}
+
 	var index string
 	for _, f := range res.Files {
 		if strings.HasPrefix(f, "assets/search.") && strings.HasSuffix(f, ".json") {
