@@ -151,15 +151,19 @@ func (c *Client) Append(ctx context.Context, epoch, seq uint64, incarnation stri
 	}, nil
 }
 
-// ReadResult is one chunk of the stream.
+// ReadResult is one chunk of the stream, as one catch-up GET returns it
+// (PROTOCOL.md section 5.6 "Read Stream - Catch-up").
 type ReadResult struct {
-	Data        []byte
-	NextOffset  string
+	Data       []byte // the bytes after the offset read, possibly not all
+	NextOffset string // Stream-Next-Offset: where the next read starts
+	// UpToDate is true when the chunk reaches the stream's tail
+	// (Stream-Up-To-Date, or an empty answer).
 	UpToDate    bool
-	Incarnation string
+	Incarnation string // Stream-Incarnation, "" if absent
 }
 
-// Read returns the stream's bytes after offset (startOffset for all of it).
+// Read returns the stream's bytes after offset, an opaque token from an
+// earlier answer's Stream-Next-Offset ("-1" for the stream's beginning).
 // A leader read is answered by the stream's leader after it confirmed its
 // leadership, so it sees every append acknowledged before it started.
 func (c *Client) Read(ctx context.Context, offset string, leader bool) (ReadResult, error) {
