@@ -263,7 +263,6 @@ func TestPollWatcherSeesEdits(t *testing.T) {
 	defer cancel()
 	got := make(chan []string, 8)
 	go w.run(ctx, 50*time.Millisecond, func(c []string) { got <- c })
-	time.Sleep(60 * time.Millisecond) // the first snapshot
 	expect := func(what string, want ...string) {
 		t.Helper()
 		select {

@@ -29,11 +29,15 @@ type watcher struct {
 	poll time.Duration     // > 0 when polling
 	root string
 	out  string // the output folder: never watched
+	// first is the polling watcher's first snapshot, taken when it is
+	// made, before the first build, so that no edit falls between the two.
+	first map[string]fileStamp
 }
 
 func newWatcher(root, out string, poll time.Duration) (*watcher, error) {
 	w := &watcher{root: root, out: out, poll: poll}
 	if poll > 0 {
+		w.first = w.snapshot()
 		return w, nil
 	}
 	fw, err := fsnotify.NewWatcher()
@@ -227,7 +231,10 @@ func (w *watcher) snapshot() map[string]fileStamp {
 // pollLoop compares snapshots every w.poll and sends what differs:
 // files created, removed, or with another modification time or size.
 func (w *watcher) pollLoop(ctx context.Context, out chan<- string) {
-	prev := w.snapshot()
+	prev := w.first
+	if prev == nil {
+		prev = w.snapshot()
+	}
 	t := time.NewTicker(w.poll)
 	defer t.Stop()
 	for {
