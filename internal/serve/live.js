@@ -70,8 +70,10 @@
     location.reload();
   });
   es.addEventListener("css", function (e) {
+    var lines = e.data.split("\n");
+    id = lines[0];
     hide();
-    swapCSS(e.data);
+    swapCSS(lines[1]);
   });
   es.addEventListener("build-error", function (e) { show(e.data); });
 })();

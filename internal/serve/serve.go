@@ -9,8 +9,8 @@
 //
 //	/__bookgen/events   text/event-stream: "hello" (data: build id) on connect,
 //	                    "reload" (data: build id) after a good build,
-//	                    "css" (data: the new stylesheet's site path, e.g.
-//	                    "assets/book.3f2a9c1e.css") after a good build that only a
+//	                    "css" (data: the build id, a newline, and the new stylesheet's
+//	                    site path, e.g. "assets/book.3f2a9c1e.css") after a good build that only a
 //	                    change to theme/*.css caused: the page swaps its stylesheet
 //	                    without reloading,
 //	                    "build-error" (data: the problems, one per line, with their
@@ -201,7 +201,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	id := s.buildID()
 	s.mu.Unlock()
 	if css := res.Stylesheet(); css != "" && !wasBroken && onlyCSS(changed) {
-		s.broadcast(event{"css", css})
+		s.broadcast(event{"css", id + "\n" + css})
 		return
 	}
 	s.broadcast(event{"reload", id})
