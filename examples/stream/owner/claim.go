@@ -327,9 +327,10 @@ func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error
 }
 
 // goLive ends an offline open. It reads the stream from where the copy was
-// acknowledged and claims only if no other copy has written or claimed since.
-// Otherwise the database resets: someone opened it while this process was
-// cut off, and a process returning from a partition must not take it back.
+// acknowledged and claims only if no other copy has written or claimed after
+// this copy's last claim there. Otherwise the database resets: someone
+// opened it while this process was cut off, and a process returning from a
+// partition must not take it back.
 func (db *DB) goLive(ctx context.Context) error {
 	if err := db.c.Create(ctx); err != nil {
 		return err
