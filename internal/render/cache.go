@@ -77,7 +77,7 @@ func (c *Cache) put(key string, pg *Page, probes map[string]string) {
 // cacheKey hashes what the page of d is made from.
 func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "render v1\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
+	fmt.Fprintf(h, "render v2\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
 	h.Write(d.Markdown)
 	for _, o := range d.Origins {
 		fmt.Fprintf(h, "%s:%d\x00", o.File, o.Line)

@@ -157,7 +157,9 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 // render renders d without the cache.
 func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	src := d.Markdown
-	doc := r.md.Parser().Parse(text.NewReader(src))
+	ids := newIDTable()
+	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
+	ids.assign(doc, src)
 	lines := newLineIndex(src)
 	pg := &Page{}
 	var errs diag.List
@@ -237,7 +239,11 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		return dest, nil, nil
 	}
 	if strings.HasPrefix(dest, "#") {
-		return dest, &Link{Target: chPath, Fragment: dest[1:]}, nil
+		frag := dest[1:]
+		if f, err := url.PathUnescape(frag); err == nil {
+			frag = f // "#%CE%B5" names the id "ε"
+		}
+		return dest, &Link{Target: chPath, Fragment: frag}, nil
 	}
 	u, err := url.Parse(dest)
 	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {

@@ -415,3 +415,79 @@ func TestCacheReusesUnchangedPages(t *testing.T) {
 		t.Errorf("a cached page was reused after the file it links to was removed (reused %d)", r.Reused)
 	}
 }
+
+// TestHeadingIDsFollowMdBook checks mdBook's id rule (mdbook::utils::
+// normalize_id and unique_id_from_content): Unicode letters and digits are
+// kept, ASCII is lowercased, whitespace becomes "-", other punctuation is
+// dropped, a link counts by its text, and a repeated id gets "-1", "-2".
+func TestHeadingIDsFollowMdBook(t *testing.T) {
+	b := testBook(t)
+	md := "## Épocas y fencing — ünïcode 日本語\n\n## Ελληνικά\n\n## 日本語\n\n" +
+		"## The `Fence` [rule](https://example.org/x)\n\n## C++ & Go: 2 epochs\n\n## Épocas y fencing — ünïcode 日本語\n\n## !!!\n"
+	pg, err := New(b).Render(doc(b, 1, md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Épocas-y-fencing--ünïcode-日本語",
+		"Ελληνικά",
+		"日本語",
+		"the-fence-rule",
+		"c--go-2-epochs",
+		"Épocas-y-fencing--ünïcode-日本語-1",
+		"heading",
+	}
+	if len(pg.Headings) != len(want) {
+		t.Fatalf("got %d headings, want %d: %+v", len(pg.Headings), len(want), pg.Headings)
+	}
+	for i, h := range pg.Headings {
+		if h.ID != want[i] {
+			t.Errorf("heading %q: id %q, want %q", h.Text, h.ID, want[i])
+		}
+		if !bytes.Contains(pg.HTML, []byte(`id="`+want[i]+`"`)) {
+			t.Errorf("page has no id=%q:\n%s", want[i], pg.HTML)
+		}
+	}
+}
+
+// TestHeadingIDsAvoidTemplateIDs checks that a heading never takes an id
+// the page template or its scripts use (help-title, content, ...), and that
+// an explicit {#id} keeps its id while a later automatic one moves on.
+func TestHeadingIDsAvoidTemplateIDs(t *testing.T) {
+	b := testBook(t)
+	md := "## Help title\n\n## Content\n\n## Search result 3\n\n## Rule\n\n## Other {#rule}\n"
+	pg, err := New(b).Render(doc(b, 1, md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"help-title-1", "content-1", "search-result-3-1", "rule-1", "rule"}
+	for i, h := range pg.Headings {
+		if h.ID != want[i] {
+			t.Errorf("heading %q: id %q, want %q", h.Text, h.ID, want[i])
+		}
+	}
+	for _, id := range ReservedIDs {
+		if bytes.Contains(pg.HTML, []byte(`id="`+id+`"`)) {
+			t.Errorf("fragment uses the template's id %q", id)
+		}
+	}
+}
+
+// TestUnicodeFragmentsDecoded checks that a link's #fragment is compared
+// with heading ids as text, whether written as is or percent-encoded.
+func TestUnicodeFragmentsDecoded(t *testing.T) {
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 1, "## Ελληνικά\n\n[a](#Ελληνικά) [b](#%CE%95%CE%BB%CE%BB%CE%B7%CE%BD%CE%B9%CE%BA%CE%AC) [c](introduction.md#%CE%95%CE%BB)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Ελληνικά", "Ελληνικά", "Ελ"}
+	if len(pg.Links) != len(want) {
+		t.Fatalf("links = %+v", pg.Links)
+	}
+	for i, l := range pg.Links {
+		if l.Fragment != want[i] {
+			t.Errorf("link %d: fragment %q, want %q", i, l.Fragment, want[i])
+		}
+	}
+}
