@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/render"
+	"github.com/ownership-book/ownership/theme"
 )
 
 // testBook is a book of an introduction, a part title, a numbered chapter
@@ -336,6 +338,37 @@ func TestPrintSitemapAndSearchIndex(t *testing.T) {
 		}
 		if regexp.MustCompile(`<script>|\sstyle="|\son[a-z]+="`).MatchString(h) {
 			t.Errorf("%s: inline script, style or event handler (the CSP forbids them)", p)
+		}
+	}
+}
+
+// TestTemplateIDsAreReserved checks that every id the page template and the
+// theme's scripts use is one render.Reserved keeps from headings, so that a
+// heading such as "Help title" cannot give a page the same id twice.
+func TestTemplateIDsAreReserved(t *testing.T) {
+	ids := regexp.MustCompile(`\bid="([^"{]+)"|\.id = "([^"]+)"`)
+	for _, name := range []string{"page.html", "book.js", "theme.js"} {
+		data, err := fs.ReadFile(theme.FS, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ids.FindAllStringSubmatch(string(data), -1) {
+			id := m[1] + m[2]
+			if strings.HasSuffix(id, "-") {
+				id += "0" // "search-result-" + i
+			}
+			if !render.Reserved(id) {
+				t.Errorf("theme/%s uses id %q, which render.ReservedIDs does not keep from headings", name, id)
+			}
+		}
+	}
+	live, err := os.ReadFile("../serve/live.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ids.FindAllStringSubmatch(string(live), -1) {
+		if id := m[1] + m[2]; !render.Reserved(id) {
+			t.Errorf("internal/serve/live.js uses id %q, which render.ReservedIDs does not keep from headings", id)
 		}
 	}
 }
