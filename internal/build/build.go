@@ -177,6 +177,11 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// Fail fast: a book the site stage will refuse (no chapters, a chapter
+	// named print.md) is refused before any example is verified.
+	if err := site.CheckBook(b); err != nil {
+		return b, nil, nil, err
+	}
 	docs, err := expand.All(b)
 	if err != nil {
 		return b, nil, nil, err

@@ -86,3 +86,65 @@ func TestPrintError(t *testing.T) {
 		t.Errorf("PrintError wrote %q, want %q", b.String(), want)
 	}
 }
+
+// writeRepo writes a repository with go.mod, book/book.toml and the given
+// files (paths relative to the root).
+func writeRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	files["go.mod"] = "module example.com/x\n\ngo 1.26\n"
+	files["book/book.toml"] = "[book]\ntitle = \"X\"\n"
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestRefusedBeforeVerify checks that a book the site stage cannot write
+// (no chapters; a chapter named print.md, 404.md, or index.md when it is
+// not the first) is refused at its SUMMARY.md line before any check runs:
+// the chapter's transcript would fail if it were run.
+func TestRefusedBeforeVerify(t *testing.T) {
+	chapter := "# C\n\n```console\n$ go run ./examples/missing\nnever printed\n```\n"
+	cases := []struct {
+		name, summary, want string
+	}{
+		{"empty", "# Summary\n", "book/SUMMARY.md: the book has no chapters"},
+		{"print", "# Summary\n\n- [A](a.md)\n- [Print](print.md)\n", "book/SUMMARY.md:4: chapter book/print.md would be written to print.html"},
+		{"404", "# Summary\n\n- [A](a.md)\n- [Lost](404.md)\n", "book/SUMMARY.md:4: chapter book/404.md would be written to 404.html"},
+		{"index", "# Summary\n\n- [A](a.md)\n- [Home](index.md)\n", "book/SUMMARY.md:4: chapter book/index.md would be written to index.html"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeRepo(t, map[string]string{
+				"book/SUMMARY.md": tc.summary,
+				"book/a.md":       chapter, "book/print.md": chapter, "book/404.md": chapter, "book/index.md": chapter,
+			})
+			opt := Options{Root: root}
+			opt.Verify.CacheDir = t.TempDir()
+			res, err := Test(t.Context(), opt)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("Test err = %v, want %q...", err, tc.want)
+			}
+			if res.Report != nil {
+				t.Errorf("verification ran (%d checks) before the book was refused", res.Report.Ran)
+			}
+		})
+	}
+	// index.md as the first chapter is the front page, as in mdBook.
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Home](index.md)\n",
+		"book/index.md":   "# Home\n\nText.\n",
+	})
+	opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
+	opt.Verify.CacheDir = t.TempDir()
+	if _, err := Build(t.Context(), opt); err != nil {
+		t.Errorf("index.md first: %v", err)
+	}
+}

@@ -30,7 +30,6 @@ import (
 	"strings"
 
 	"github.com/ownership-book/ownership/internal/book"
-	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/theme"
 )
@@ -59,8 +58,8 @@ func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result
 	if len(pages) != len(b.Chapters) {
 		return nil, fmt.Errorf("site.Write: %d pages for %d chapters", len(pages), len(b.Chapters))
 	}
-	if len(b.Chapters) == 0 {
-		return nil, &diag.Error{File: "book/SUMMARY.md", Msg: "the book has no chapters"}
+	if err := CheckBook(b); err != nil {
+		return nil, err
 	}
 	if err := CheckLinks(b, pages); err != nil {
 		return nil, err
