@@ -44,8 +44,8 @@ func TestRaftTransportAdmitsOnlyVoters(t *testing.T) {
 		m := NewMachine()
 		g, err := replica.Open(replica.Config{
 			ID: p.ID, Transport: tr, Voters: peers,
-			HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
-			LeaderLeaseTimeout: 100 * time.Millisecond,
+			HeartbeatTimeout: 300 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond,
+			LeaderLeaseTimeout: 300 * time.Millisecond,
 		}, m)
 		if err != nil {
 			t.Fatal(err)
@@ -54,20 +54,19 @@ func TestRaftTransportAdmitsOnlyVoters(t *testing.T) {
 		groups, machines = append(groups, g), append(machines, m)
 	}
 	ctx := ctxT(t)
-	var leader *replica.Group
-	for leader == nil && ctx.Err() == nil {
+	// Create x through whichever voter leads. A leader change on a busy
+	// machine may make the outcome unknown; the entry is then proposed
+	// again, and a copy that finds x already there is refused harmlessly.
+	for created := false; !created; time.Sleep(10 * time.Millisecond) {
+		if ctx.Err() != nil {
+			t.Fatal("no leader over the TLS transport committed x")
+		}
 		for _, g := range groups {
 			if g.IsLeader() {
-				leader = g
+				_, err := g.Apply(ctx, mustJSON(Request{Op: OpCreate, Actor: "x", To: "A"}))
+				created = err == nil
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if leader == nil {
-		t.Fatal("no leader over the TLS transport")
-	}
-	if _, err := leader.Apply(ctx, mustJSON(Request{Op: OpCreate, Actor: "x", To: "A"})); err != nil {
-		t.Fatal(err)
 	}
 	for i, m := range machines {
 		for ctx.Err() == nil {
@@ -127,7 +126,8 @@ func TestRaftTransportAdmitsOnlyVoters(t *testing.T) {
 	if peer, err := auth.IssuePeer("v2"); err != nil || !probe(peer) {
 		t.Fatalf("a voter's peer certificate was not accepted (%v)", err)
 	}
-	// A plain Raft transport gets no answer either.
+	// A plain Raft transport gets no answer either, and its term is not
+	// taken up.
 	stranger, err := raft.NewTCPTransport("127.0.0.1:0", nil, 1, 2*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,11 @@ func TestRaftTransportAdmitsOnlyVoters(t *testing.T) {
 	if err := stranger.AppendEntries("v1", raft.ServerAddress(peers[0].Address), req, &resp); err == nil {
 		t.Fatalf("a plain Raft transport got an answer (term %d)", resp.Term)
 	}
-	if after := terms(); after[0] != before[0] || after[1] != before[1] || after[2] != before[2] {
-		t.Fatalf("terms moved from %v to %v", before, after)
+	// Elections of their own may move the terms a little on a busy
+	// machine; the stranger's term, a hundred ahead, must not be taken up.
+	for i, term := range terms() {
+		if term >= req.Term {
+			t.Fatalf("voter %s took up the stranger's term: %d (it was %d)", peers[i].ID, term, before[i])
+		}
 	}
 }
