@@ -1,6 +1,7 @@
 // Command ownerd runs the ownership service: the owner record in a Raft
 // group (one voter by default, -voters 3 for three on this machine), each
-// voter serving the wire methods over mutual TLS. With no flags it runs a
+// voter serving the wire methods over mutual TLS and speaking Raft to the
+// others over mutual TLS as well. With no flags it runs a
 // demonstration and exits: a handover over the wire, a wrong caller refused,
 // a stranger's certificate refused, and a delayed write from the old owner
 // refused by a fence-checking store but accepted by one that does not check.
