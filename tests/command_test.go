@@ -95,8 +95,16 @@ func TestCommand(t *testing.T) {
 	if _, _, code := runBookgen(t, wrong, "test"); code != 1 {
 		t.Fatalf("wrong transcript: exit %d, want 1", code)
 	}
-	if _, stderr, code := runBookgen(t, wrong, "test", "--bless"); code != 0 {
+	stdout, stderr, code = runBookgen(t, wrong, "test", "--bless")
+	if code != 0 {
 		t.Fatalf("bookgen test --bless: exit %d\n%s", code, stderr)
+	}
+	// It names every transcript it rewrote, for the author to review.
+	if want := "bookgen: rewrote book/ch.md:5: go run ./examples/epoch (1 lines -> 1 lines)\n"; !strings.HasPrefix(stdout, want) {
+		t.Errorf("test --bless printed %q, want it to start with %q", stdout, want)
+	}
+	if stdout, _, _ = runBookgen(t, wrong, "test", "--bless"); !strings.Contains(stdout, "no transcript changed") {
+		t.Errorf("second test --bless printed %q, want \"no transcript changed\"", stdout)
 	}
 	ch, err := os.ReadFile(filepath.Join(wrong, "book", "ch.md"))
 	if err != nil {

@@ -114,6 +114,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "bookgen: built %s: %s\n", res.Out, res.Summary())
 	case "test":
 		res, err := build.Test(ctx, opt)
+		if opt.Verify.Bless {
+			printBlessed(stdout, res)
+		}
 		if err != nil {
 			build.PrintError(stderr, err)
 			return 1
@@ -132,4 +135,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// printBlessed lists, one line each, the transcripts test --bless rewrote
+// (verify.Report.Blessed), so that the author knows which chapters to
+// review before committing, or says that none changed.
+func printBlessed(w io.Writer, res *build.Result) {
+	if res == nil || res.Report == nil {
+		return
+	}
+	for _, b := range res.Report.Blessed {
+		fmt.Fprintf(w, "bookgen: rewrote %s\n", b)
+	}
+	if len(res.Report.Blessed) == 0 {
+		fmt.Fprintln(w, "bookgen: --bless: no transcript changed")
+	}
 }
