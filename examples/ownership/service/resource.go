@@ -61,6 +61,11 @@ type Entry struct {
 // Put is safe for concurrent use. The check and the write are one critical
 // section, so no write checked against an older state lands after a write
 // checked against a newer one.
+//
+// The check fences out the late, not the dishonest: a Token is plain data,
+// and Put believes that whoever presents one is its holder. A store on the
+// network would take the writer from its connection, as Server does, and
+// also require writer == Token.Holder.
 type Store struct {
 	mu    sync.Mutex
 	actor ownership.ActorID
