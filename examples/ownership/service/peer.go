@@ -26,8 +26,12 @@ import (
 // service's (server authentication only) are both refused on a Raft port,
 // and a peer certificate is refused as a node's (see ServerTLS).
 //
-// Errors: *InvalidNameError if name is not 1 to 64 of [A-Za-z0-9._-].
+// Errors: *InvalidNameError if name is not 1 to 64 of [A-Za-z0-9._-];
+// ErrMalformed (wrapped) if name is ServiceName.
 func (a *Authority) IssuePeer(name ownership.NodeID) (tls.Certificate, error) {
+	if name == ServiceName {
+		return tls.Certificate{}, fmt.Errorf("peer name %q is the service's name, which only server certificates carry: %w", string(name), ErrMalformed)
+	}
 	return a.issue(name, []string{string(name)}, nil, x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth)
 }
 

@@ -146,3 +146,12 @@ func TestRaftTransportAdmitsOnlyVoters(t *testing.T) {
 		}
 	}
 }
+
+// A peer certificate may serve (voters dial each other), so it must never
+// carry the service's name: IssuePeer refuses ServiceName, which would let
+// that voter's Raft certificate answer nodes as the service.
+func TestPeerCertificateCannotBeNamedAfterTheService(t *testing.T) {
+	if _, err := newAuthority(t).IssuePeer(ServiceName); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("IssuePeer(%q) = %v; want ErrMalformed", ServiceName, err)
+	}
+}
