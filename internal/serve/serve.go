@@ -30,7 +30,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -154,26 +153,8 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	s.gen++
 	n := s.gen
 	s.mu.Unlock()
-	if len(changed) > 0 {
-		// Name a file that exists first (an editor's temporary file,
-		// already gone, says little).
-		changed = slices.Clone(changed)
-		slices.SortStableFunc(changed, func(a, b string) int {
-			_, ea := os.Stat(filepath.Join(s.opt.Build.Root, filepath.FromSlash(a)))
-			_, eb := os.Stat(filepath.Join(s.opt.Build.Root, filepath.FromSlash(b)))
-			switch {
-			case ea == nil && eb != nil:
-				return -1
-			case ea != nil && eb == nil:
-				return 1
-			}
-			return 0
-		})
-		more := ""
-		if len(changed) > 1 {
-			more = fmt.Sprintf(" and %d more", len(changed)-1)
-		}
-		fmt.Fprintf(s.opt.Log, "bookgen: changed: %s%s\n", changed[0], more)
+	if line := changeLine(s.opt.Build.Root, changed); line != "" {
+		fmt.Fprintln(s.opt.Log, line)
 	}
 	res, err := s.opt.BuildFunc(ctx, s.opt.Build)
 	if ctx.Err() != nil {
@@ -186,7 +167,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 			b.WriteByte('\n')
 		}
 		msg := strings.TrimRight(b.String(), "\n")
-		fmt.Fprintf(s.opt.Log, "bookgen: build %d failed; still serving the last good site:\n%s\n", n, msg)
+		fmt.Fprintf(s.opt.Log, "bookgen: build %d failed; %s:\n%s\n", n, s.serving(), msg)
 		s.mu.Lock()
 		s.lastErr = msg
 		s.mu.Unlock()
@@ -205,6 +186,22 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		return
 	}
 	s.broadcast(event{"reload", id})
+}
+
+// serving says what a failed build leaves the browsers with: the last good
+// site of this session, a site an earlier run left in the output folder, or
+// nothing (pages then show the problems).
+func (s *server) serving() string {
+	s.mu.Lock()
+	good := s.good
+	s.mu.Unlock()
+	if good > 0 {
+		return fmt.Sprintf("still serving the last good site (build %d)", good)
+	}
+	if _, err := os.Stat(filepath.Join(s.out, "index.html")); err == nil {
+		return "serving the site an earlier run left in " + s.out
+	}
+	return "no site to serve yet; every page shows the problems"
 }
 
 // onlyCSS reports whether every changed path is a stylesheet of the theme,
@@ -399,4 +396,37 @@ func writeEvent(w io.Writer, ev event) {
 	}
 	b.WriteString("\n")
 	_, _ = io.WriteString(w, b.String())
+}
+
+// changeLine is the log line naming what a rebuild follows: the first
+// changed file that exists after the quiet period ("bookgen: changed:
+// book/ch.md and 2 more"), then the files that are gone ("removed:
+// book/old.md"). "" when changed is empty (the first build, an event
+// overflow).
+func changeLine(root string, changed []string) string {
+	var present, gone []string
+	for _, p := range changed {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
+			present = append(present, p)
+		} else {
+			gone = append(gone, p)
+		}
+	}
+	list := func(ps []string) string {
+		if len(ps) > 1 {
+			return fmt.Sprintf("%s and %d more", ps[0], len(ps)-1)
+		}
+		return ps[0]
+	}
+	var parts []string
+	if len(present) > 0 {
+		parts = append(parts, "changed: "+list(present))
+	}
+	if len(gone) > 0 {
+		parts = append(parts, "removed: "+list(gone))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "bookgen: " + strings.Join(parts, "; ")
 }

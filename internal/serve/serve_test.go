@@ -179,7 +179,7 @@ func TestServeReloadsAndReportsErrors(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 	out := log.String()
-	for _, want := range []string{"bookgen: serving", "build 1: 1 page", "build 2 failed", "book/ch.md:1: bad chapter", "build 3: 1 page", "changed: book/ch.md", "changed: book/part/new.md"} {
+	for _, want := range []string{"bookgen: serving", "build 1: 1 page", "build 2 failed; still serving the last good site (build 1):", "book/ch.md:1: bad chapter", "build 3: 1 page", "changed: book/ch.md", "changed: book/part/new.md"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
@@ -213,6 +213,11 @@ func TestRelevant(t *testing.T) {
 		"/r/examples/node_modules/a":  false,
 		"/elsewhere/book/ch.md":       false,
 		"/r/examples/x/testdata/a.in": true,
+		"/r/examples/x/sedjHZQce":     false, // GNU sed -i's temporary file
+		"/r/examples/x/sedan.go":      true,
+		"/r/book/ch.md___jb_tmp___":   false,
+		"/r/book/#ch.md#":             false,
+		"/r/book/4913":                false,
 	}
 	for p, want := range cases {
 		if _, got := w.relevant(p); got != want {
@@ -313,6 +318,132 @@ func TestOnlyCSS(t *testing.T) {
 	} {
 		if got := onlyCSS(c.changed); got != c.want {
 			t.Errorf("onlyCSS(%q) = %v, want %v", c.changed, got, c.want)
+		}
+	}
+}
+
+// startServe runs Run on root with fakeBuild and returns its log (a
+// safeWriter and the builder it guards) and a function that stops it and
+// waits for Run to return.
+func startServe(t *testing.T, root string) (*safeWriter, *strings.Builder, func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var log strings.Builder
+	sw := &safeWriter{w: &log}
+	go func() {
+		done <- Run(ctx, ln, Options{Build: build.Options{Root: root}, BuildFunc: fakeBuild, Debounce: 20 * time.Millisecond, Log: sw})
+	}()
+	stop := func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	}
+	return sw, &log, stop
+}
+
+// waitLog waits until the log contains want.
+func waitLog(t *testing.T, sw *safeWriter, log *strings.Builder, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		sw.mu.Lock()
+		got := log.String()
+		sw.mu.Unlock()
+		if strings.Contains(got, want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	t.Fatalf("log lacks %q after 10s:\n%s", want, log.String())
+}
+
+// TestFirstBuildFailsWithoutSite checks that a failed first build with no
+// site in the output folder does not claim to serve a last good site.
+func TestFirstBuildFailsWithoutSite(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "book"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte("BAD"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw, log, stop := startServe(t, root)
+	waitLog(t, sw, log, "bookgen: build 1 failed; no site to serve yet; every page shows the problems:")
+	stop()
+	if strings.Contains(log.String(), "last good") {
+		t.Errorf("log claims a last good site:\n%s", log.String())
+	}
+}
+
+// TestSedEditNamesTheFile edits a chapter the way GNU sed -i does (write a
+// temporary file "sedXXXXXX" beside it, rename it over the chapter) and
+// checks that the log names the chapter, not the temporary file.
+func TestSedEditNamesTheFile(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "book")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ch := filepath.Join(dir, "ch.md")
+	if err := os.WriteFile(ch, []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw, log, stop := startServe(t, root)
+	defer stop()
+	waitLog(t, sw, log, "build 1: 1 page")
+	time.Sleep(50 * time.Millisecond)
+	tmp := filepath.Join(dir, "sedjHZQce")
+	if err := os.WriteFile(tmp, []byte("second"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, ch); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, sw, log, "build 2: 1 page")
+	sw.mu.Lock()
+	out := log.String()
+	sw.mu.Unlock()
+	if !strings.Contains(out, "bookgen: changed: book/ch.md\n") || strings.Contains(out, "sedjHZQce") {
+		t.Errorf("log after a sed -i edit:\n%s\nwant \"bookgen: changed: book/ch.md\" and no temporary file", out)
+	}
+}
+
+func TestChangeLine(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"book/a.md", "book/b.md"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		changed []string
+		want    string
+	}{
+		{nil, ""},
+		{[]string{"book/gone.md", "book/a.md"}, "bookgen: changed: book/a.md; removed: book/gone.md"},
+		{[]string{"book/a.md", "book/b.md"}, "bookgen: changed: book/a.md and 1 more"},
+		{[]string{"book/x.md", "book/y.md"}, "bookgen: removed: book/x.md and 1 more"},
+	}
+	for _, c := range cases {
+		if got := changeLine(root, c.changed); got != c.want {
+			t.Errorf("changeLine(%q) = %q, want %q", c.changed, got, c.want)
 		}
 	}
 }
