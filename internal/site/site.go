@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/theme"
 )
@@ -146,7 +147,7 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 	out := files{}
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
-		return nil, fmt.Errorf("theme: %w", err)
+		return nil, themeError(err)
 	}
 	tmpl, err := template.New("page.html").Parse(string(tmplText))
 	if err != nil {
@@ -154,15 +155,15 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 	}
 	css, err := fs.ReadFile(th, "book.css")
 	if err != nil {
-		return nil, fmt.Errorf("theme: %w", err)
+		return nil, themeError(err)
 	}
 	js, err := fs.ReadFile(th, "book.js")
 	if err != nil {
-		return nil, fmt.Errorf("theme: %w", err)
+		return nil, themeError(err)
 	}
 	themeJS, err := fs.ReadFile(th, "theme.js")
 	if err != nil {
-		return nil, fmt.Errorf("theme: %w", err)
+		return nil, themeError(err)
 	}
 	index, err := searchIndex(b, pages)
 	if err != nil {
@@ -185,7 +186,7 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 		return nil, err
 	}
 	if _, ok := out[a.searchLib]; !ok {
-		return nil, fmt.Errorf("theme: vendor/%s/minisearch.js is missing", SearchLib)
+		return nil, &diag.Error{File: "theme/vendor/" + SearchLib + "/minisearch.js", Msg: "missing: " + themeFiles}
 	}
 	if err := copyTree(out, th, "static", ""); err != nil {
 		return nil, err
@@ -285,9 +286,29 @@ func copyTree(out files, fsys fs.FS, dir, prefix string) error {
 		return out.add(path.Join(prefix, rel), data)
 	})
 	if err != nil {
-		return fmt.Errorf("theme: %w", err)
+		return themeError(err)
 	}
 	return nil
+}
+
+// themeFiles says what a theme folder holds, for errors about a missing file.
+const themeFiles = "a theme/ folder with a page.html must hold the whole theme " +
+	"(page.html, book.css, book.js, theme.js, vendor/, static/); " +
+	"without theme/page.html bookgen uses its built-in theme"
+
+// themeError turns an error reading the theme into a *diag.Error naming the
+// file under theme/ ("theme/theme.js: missing: ..."). A theme folder
+// replaces the built-in theme as a whole: a missing file is an error, not
+// silently taken from the copy compiled into bookgen, which may be older.
+func themeError(err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("theme: %w", err)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return &diag.Error{File: "theme/" + pe.Path, Msg: "missing: " + themeFiles}
+	}
+	return &diag.Error{File: "theme/" + pe.Path, Msg: pe.Err.Error()}
 }
 
 // copyBookFiles copies the book folder's files that are not Markdown and not

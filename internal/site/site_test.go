@@ -3,11 +3,13 @@ package site
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -370,5 +372,57 @@ func TestTemplateIDsAreReserved(t *testing.T) {
 		if id := m[1] + m[2]; !render.Reserved(id) {
 			t.Errorf("internal/serve/live.js uses id %q, which render.ReservedIDs does not keep from headings", id)
 		}
+	}
+}
+
+// copyTheme copies the embedded theme into root/theme, leaving out the
+// files named in skip.
+func copyTheme(t *testing.T, root string, skip ...string) {
+	t.Helper()
+	err := fs.WalkDir(theme.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || slices.Contains(skip, p) {
+			return err
+		}
+		data, err := fs.ReadFile(theme.FS, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, "theme", filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMissingThemeFileNamed checks that a theme/ folder missing one file
+// fails the build with an error naming theme/<file> (the folder replaces the
+// built-in theme as a whole) and leaves the output untouched.
+func TestMissingThemeFileNamed(t *testing.T) {
+	for _, missing := range []string{"theme.js", "book.css", "vendor/" + SearchLib + "/minisearch.js"} {
+		b, pages := testBook(t)
+		copyTheme(t, b.Root, missing)
+		out := filepath.Join(t.TempDir(), "site")
+		_, err := Write(b, pages, out, Options{})
+		want := "theme/" + missing + ": missing: a theme/ folder with a page.html must hold the whole theme"
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("without theme/%s: err = %v, want %q...", missing, err, want)
+		}
+		var de *diag.Error
+		if !errors.As(err, &de) || de.File != "theme/"+missing {
+			t.Errorf("without theme/%s: err %v is not a *diag.Error naming the file", missing, err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("without theme/%s: output written", missing)
+		}
+	}
+	// The whole theme folder builds.
+	b, pages := testBook(t)
+	copyTheme(t, b.Root)
+	if _, err := Write(b, pages, filepath.Join(t.TempDir(), "site"), Options{}); err != nil {
+		t.Errorf("complete theme/: %v", err)
 	}
 }
