@@ -13,7 +13,8 @@
 //	                                            browser; --poll watches by polling
 //
 // The repository root is the first folder, from --root upwards, holding
-// go.mod and book/book.toml. A relative -o is taken relative to that root.
+// go.mod and book/SUMMARY.md (book/book.toml is optional). A relative -o
+// is taken relative to that root.
 // Problems print as "file:line: message" with an indented detail; the exit
 // status is then 1 (2 for a usage error).
 package main

@@ -25,7 +25,7 @@ import (
 // Options say what to build and where.
 type Options struct {
 	// Root is the repository root: the folder holding go.mod and
-	// book/book.toml (see FindRoot).
+	// book/SUMMARY.md (see FindRoot).
 	Root string
 	// Out is the output folder; a relative path is taken relative to Root.
 	// "" means "site".
@@ -203,11 +203,14 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 }
 
 // ErrNoRoot is returned by FindRoot when no folder up from the start holds
-// both go.mod and book/book.toml.
-var ErrNoRoot = errors.New("no repository root (a folder with go.mod and book/book.toml) here or above")
+// go.mod and a book (book/SUMMARY.md or book/book.toml).
+var ErrNoRoot = errors.New("no repository root (a folder with go.mod and book/SUMMARY.md) here or above")
 
-// FindRoot walks up from dir to the first folder that holds go.mod and
-// book/book.toml and returns its absolute path.
+// FindRoot walks up from dir to the first folder that holds go.mod and a
+// book/ folder with SUMMARY.md or book.toml, and returns its absolute path.
+// book.toml is optional, as book.Load treats it (mdBook's defaults apply);
+// a book/ folder with only book.toml is still taken, so that book.Load can
+// say that SUMMARY.md is missing.
 func FindRoot(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -215,7 +218,8 @@ func FindRoot(dir string) (string, error) {
 	}
 	start := dir
 	for {
-		if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "book", "book.toml")) {
+		if isFile(filepath.Join(dir, "go.mod")) &&
+			(isFile(filepath.Join(dir, "book", "SUMMARY.md")) || isFile(filepath.Join(dir, "book", "book.toml"))) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)

@@ -39,7 +39,29 @@ func TestFindRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := FindRoot(lone); !errors.Is(err, ErrNoRoot) {
-		t.Errorf("FindRoot(without book.toml) err = %v, want ErrNoRoot", err)
+		t.Errorf("FindRoot(go.mod alone) err = %v, want ErrNoRoot", err)
+	}
+}
+
+// TestBookTomlOptional checks that a repository whose book has SUMMARY.md
+// but no book.toml is found and builds, as book.Load allows (mdBook's
+// defaults apply).
+func TestBookTomlOptional(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [A](a.md)\n",
+		"book/a.md":       "# A\n\nText.\n",
+	})
+	if err := os.Remove(filepath.Join(root, "book", "book.toml")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FindRoot(filepath.Join(root, "book"))
+	if err != nil || got != root {
+		t.Fatalf("FindRoot without book.toml = %q, %v; want %s", got, err, root)
+	}
+	opt := Options{Root: got, Out: filepath.Join(t.TempDir(), "site")}
+	opt.Verify.CacheDir = t.TempDir()
+	if _, err := Build(t.Context(), opt); err != nil {
+		t.Errorf("Build without book.toml: %v", err)
 	}
 }
 
