@@ -46,8 +46,9 @@ func Reserved(id string) bool {
 }
 
 // NormalizeID turns a heading's plain text into an id with mdBook's rule
-// (mdbook::utils::normalize_id): Unicode letters and digits, "_" and "-"
-// are kept, ASCII letters are lowercased (other letters keep their case,
+// (mdbook::utils::normalize_id): Unicode letters and numbers (Rust's
+// char::is_alphanumeric, which counts vowel signs such as Devanagari "ि"
+// as letters), "_" and "-" are kept, ASCII letters are lowercased (other letters keep their case,
 // as in mdBook), each whitespace character becomes "-", and everything
 // else is dropped. The text is trimmed first, as mdBook's id_from_content
 // does. "Épocas y fencing — ünïcode 日本語" gives
@@ -57,7 +58,7 @@ func NormalizeID(text string) string {
 	var b strings.Builder
 	for _, c := range strings.TrimSpace(text) {
 		switch {
-		case unicode.IsLetter(c) || unicode.IsDigit(c) || unicode.IsNumber(c) || c == '_' || c == '-':
+		case alphanumeric(c) || c == '_' || c == '-':
 			if c >= 'A' && c <= 'Z' {
 				c += 'a' - 'A'
 			}
@@ -127,4 +128,11 @@ func (t *idTable) assign(doc ast.Node, src []byte) {
 		h.SetAttributeString("id", []byte(id))
 		return ast.WalkSkipChildren, nil
 	})
+}
+
+// alphanumeric is Rust's char::is_alphanumeric: the Unicode Alphabetic
+// property (letters, letter numbers and Other_Alphabetic marks) or a
+// number (Nd, Nl, No).
+func alphanumeric(c rune) bool {
+	return unicode.IsLetter(c) || unicode.IsNumber(c) || unicode.Is(unicode.Other_Alphabetic, c)
 }

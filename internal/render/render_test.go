@@ -423,7 +423,7 @@ func TestCacheReusesUnchangedPages(t *testing.T) {
 func TestHeadingIDsFollowMdBook(t *testing.T) {
 	b := testBook(t)
 	md := "## Épocas y fencing — ünïcode 日本語\n\n## Ελληνικά\n\n## 日本語\n\n" +
-		"## The `Fence` [rule](https://example.org/x)\n\n## C++ & Go: 2 epochs\n\n## Épocas y fencing — ünïcode 日本語\n\n## !!!\n"
+		"## The `Fence` [rule](https://example.org/x)\n\n## C++ & Go: 2 epochs\n\n## Épocas y fencing — ünïcode 日本語\n\n## !!!\n\n## हिन्दी ½\n"
 	pg, err := New(b).Render(doc(b, 1, md))
 	if err != nil {
 		t.Fatal(err)
@@ -436,6 +436,7 @@ func TestHeadingIDsFollowMdBook(t *testing.T) {
 		"c--go-2-epochs",
 		"Épocas-y-fencing--ünïcode-日本語-1",
 		"heading",
+		"हिनदी-½", // vowel signs are Alphabetic, the virama is not; ½ is a number (No)
 	}
 	if len(pg.Headings) != len(want) {
 		t.Fatalf("got %d headings, want %d: %+v", len(pg.Headings), len(want), pg.Headings)
