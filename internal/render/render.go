@@ -173,6 +173,12 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 		switch n := n.(type) {
 		case *ast.Heading:
 			id := headingID(n)
+			if Reserved(id) {
+				// Only an explicit {#id} can be reserved (assign skips them).
+				file, line := origin(d, lines.line(blockStart(n)))
+				errs = append(errs, &diag.Error{File: file, Line: line,
+					Msg: fmt.Sprintf("heading id %q is used by the page template (see render.ReservedIDs); choose another", id)})
+			}
 			t := plainText(n, src)
 			pg.Headings = append(pg.Headings, Heading{Level: n.Level, ID: id, Text: t})
 			if n.Level == 1 && pg.Title == "" {

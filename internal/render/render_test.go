@@ -492,3 +492,14 @@ func TestUnicodeFragmentsDecoded(t *testing.T) {
 		}
 	}
 }
+
+// TestExplicitReservedIDRefused checks that an explicit {#id} naming an id
+// of the page template is refused at its line.
+func TestExplicitReservedIDRefused(t *testing.T) {
+	b := testBook(t)
+	_, err := New(b).Render(doc(b, 1, "# T\n\n## Main text {#content}\n"))
+	want := `book/ownership.md:3: heading id "content" is used by the page template`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err = %v, want %q...", err, want)
+	}
+}
