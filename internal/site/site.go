@@ -201,7 +201,8 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 			return nil, err
 		}
 		if err := out.add(htmlPath(ch.Path), html); err != nil {
-			return nil, err
+			return nil, &diag.Error{File: "book/SUMMARY.md", Line: ch.Line,
+				Msg: fmt.Sprintf("chapter book/%s would be written to %s, which another file of the site has (a file of book/ or theme/static/)", ch.Path, htmlPath(ch.Path))}
 		}
 	}
 	// index.html is the first chapter, written at the site root.

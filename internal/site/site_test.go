@@ -426,3 +426,19 @@ func TestMissingThemeFileNamed(t *testing.T) {
 		t.Errorf("complete theme/: %v", err)
 	}
 }
+
+// TestChapterPageCollisionNamesSummaryLine checks that a chapter whose page
+// would overwrite a file copied from book/ is reported at its SUMMARY.md
+// line.
+func TestChapterPageCollisionNamesSummaryLine(t *testing.T) {
+	b, pages := testBook(t)
+	b.Chapters[1].Line = 5
+	if err := os.WriteFile(filepath.Join(b.Dir, "ownership.html"), []byte("<p>old</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Write(b, pages, filepath.Join(t.TempDir(), "site"), Options{})
+	want := "book/SUMMARY.md:5: chapter book/ownership.md would be written to ownership.html, which another file of the site has"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %v, want %q...", err, want)
+	}
+}
