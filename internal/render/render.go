@@ -118,7 +118,14 @@ func New(b *book.Book) *Renderer {
 	}
 	r.md = goldmark.New(
 		goldmark.WithExtensions(
-			extension.GFM,
+			// GFM without its table: the table is added below so that a
+			// column's alignment becomes an align attribute (styled by
+			// book.css) instead of style="text-align:...", which the
+			// site's Content-Security-Policy (style-src 'self') blocks.
+			extension.Linkify,
+			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
+			extension.Strikethrough,
+			extension.TaskList,
 			extension.Footnote,
 			extension.DefinitionList,
 			extension.Typographer,

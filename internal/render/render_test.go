@@ -257,6 +257,26 @@ func TestExtensions(t *testing.T) {
 	}
 }
 
+// A column's alignment must not become a style attribute: the site's
+// Content-Security-Policy (style-src 'self') blocks inline styles, so the
+// alignment would be lost and the browser would report a violation.
+func TestTableAlignmentWithoutInlineStyle(t *testing.T) {
+	b := testBook(t)
+	pg, err := New(b).Render(doc(b, 1, "| l | c | r |\n|:--|:-:|--:|\n| 1 | 2 | 3 |\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(pg.HTML)
+	if strings.Contains(h, "style=") {
+		t.Errorf("inline style in\n%s", h)
+	}
+	for _, want := range []string{`<th align="left">l</th>`, `<th align="center">c</th>`, `<td align="right">3</td>`} {
+		if !strings.Contains(h, want) {
+			t.Errorf("missing %s in\n%s", want, h)
+		}
+	}
+}
+
 func TestDeterministic(t *testing.T) {
 	b := testBook(t)
 	md := "# A\n\n## B\n\nx[^n]\n\n[^n]: y\n\n```go\npackage p\n```\n\n## B\n"

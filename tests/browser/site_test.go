@@ -93,6 +93,16 @@ func TestSite(t *testing.T) {
 		tb.noConsoleErrors("navigation")
 	})
 
+	t.Run("table column alignment under the CSP", func(t *testing.T) {
+		tb.t = t
+		tb.navigate(base + "streams.html")
+		got := eval[string](tb, `Array.prototype.map.call(document.querySelectorAll(".chapter table tr:first-child th"), function (c) { return getComputedStyle(c).textAlign; }).join(" ")`)
+		if got != "left center right" {
+			t.Errorf("header cells aligned %q, want \"left center right\" (from :--, :-: and --:)", got)
+		}
+		tb.noConsoleErrors("aligned table")
+	})
+
 	t.Run("search", func(t *testing.T) {
 		tb.t = t
 		loaded := `performance.getEntriesByType("resource").some(function (e) { return /assets\/search\.[0-9a-f]+\.json$/.test(e.name); })`
