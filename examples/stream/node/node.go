@@ -36,6 +36,15 @@ type Options struct {
 	// LongPoll, MaxBody: see server.Server.
 	LongPoll time.Duration
 	MaxBody  int64
+	// ReadHeaderTimeout bounds the time a client may take to send a
+	// request's header (default 10s); IdleTimeout how long a kept-alive
+	// connection may sit between requests (default 2m). Both cut off
+	// slow or idle clients that would otherwise hold a connection and a
+	// goroutine for ever. There is no write timeout: long-poll and SSE
+	// answers stay open on purpose.
+	ReadHeaderTimeout, IdleTimeout time.Duration
+	// BodyTimeout: see server.Server.
+	BodyTimeout time.Duration
 	// Raft timing (see replica.Config); zero: hashicorp/raft's defaults.
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
 }
@@ -139,8 +148,9 @@ func Start(opts Options) (*Cluster, error) {
 		nd.ln = ln
 		nd.URL = "http://" + ln.Addr().String()
 		nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
-			Redirect: c.redirect, Forward: true}
-		nd.http = &http.Server{Handler: nd.Server}
+			BodyTimeout: opts.BodyTimeout, Redirect: c.redirect, Forward: true}
+		nd.http = &http.Server{Handler: nd.Server, ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, 10*time.Second),
+			IdleTimeout: orDefault(opts.IdleTimeout, 2*time.Minute)}
 	}
 	for _, nd := range c.Nodes {
 		go nd.http.Serve(nd.ln)
@@ -152,6 +162,13 @@ func Start(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // applier is the server's view of a voter's group. During an election no

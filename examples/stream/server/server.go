@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -101,6 +102,10 @@ type Server struct {
 	// busy storing a very large entry can miss heartbeats long enough to
 	// lose its leadership, so the default is modest.
 	MaxBody int64
+	// BodyTimeout bounds the time a client may take to send a request
+	// body (default 30s); a slower one gets 408 and its connection is
+	// closed, so a client trickling a body cannot hold a handler for ever.
+	BodyTimeout time.Duration
 	// MaxRead is about the most bytes one catch-up read returns (default
 	// 1 MiB).
 	MaxRead int
@@ -232,7 +237,25 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		httpError(w, http.StatusRequestEntityTooLarge, "body of %d bytes is over the limit of %d", r.ContentLength, s.maxBody())
 		return nil, false
 	}
+	bodyTimeout := s.BodyTimeout
+	if bodyTimeout <= 0 {
+		bodyTimeout = 30 * time.Second
+	}
+	// A ResponseWriter that cannot set deadlines (a test's recorder) reads
+	// without one.
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(bodyTimeout))
 	b, err := io.ReadAll(io.LimitReader(r.Body, s.maxBody()+1))
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		// The deadline stays, so that net/http gives up draining the
+		// rest of the body and closes the connection.
+		w.Header().Set("Connection", "close")
+		httpError(w, http.StatusRequestTimeout, "reading body: not complete after %v", bodyTimeout)
+		return nil, false
+	}
+	// Cleared at once: a deadline left behind would end the request's
+	// context while the append is in the log.
+	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		httpError(w, http.StatusBadRequest, "reading body: %v", err)
 		return nil, false
