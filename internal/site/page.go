@@ -164,7 +164,7 @@ func notFound(tmpl *template.Template, b *book.Book, a assets) ([]byte, error) {
 func execute(tmpl *template.Template, d *pageData, sitePath string) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, d); err != nil {
-		return nil, fmt.Errorf("theme/page.html: writing %s: %w", sitePath, err)
+		return nil, templateError(err, sitePath)
 	}
 	return buf.Bytes(), nil
 }

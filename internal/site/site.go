@@ -25,6 +25,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,7 +152,7 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 	}
 	tmpl, err := template.New("page.html").Parse(string(tmplText))
 	if err != nil {
-		return nil, fmt.Errorf("theme/page.html: %w", err)
+		return nil, templateError(err, "")
 	}
 	css, err := fs.ReadFile(th, "book.css")
 	if err != nil {
@@ -301,6 +302,28 @@ const themeFiles = "a theme/ folder with a page.html must hold the whole theme "
 // file under theme/ ("theme/theme.js: missing: ..."). A theme folder
 // replaces the built-in theme as a whole: a missing file is an error, not
 // silently taken from the copy compiled into bookgen, which may be older.
+// templatePos matches the position html/template puts in its parse and
+// execution errors: "template: page.html:50: ..." or
+// "template: page.html:50:58: executing ...".
+var templatePos = regexp.MustCompile(`^template: page\.html:(\d+)(?::\d+)?: (.*)$`)
+
+// templateError turns an error of html/template about theme/page.html into
+// a *diag.Error at the template's line, so that the author (and serve's
+// overlay) gets "theme/page.html:50: ..." like every other problem.
+// sitePath, when not empty, names the page being written.
+func templateError(err error, sitePath string) error {
+	msg := err.Error()
+	line := 0
+	if m := templatePos.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	if sitePath != "" {
+		msg = "writing " + sitePath + ": " + msg
+	}
+	return &diag.Error{File: "theme/page.html", Line: line, Msg: msg}
+}
+
 func themeError(err error) error {
 	var pe *fs.PathError
 	if !errors.As(err, &pe) {

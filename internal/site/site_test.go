@@ -442,3 +442,35 @@ func TestChapterPageCollisionNamesSummaryLine(t *testing.T) {
 		t.Errorf("err = %v, want %q...", err, want)
 	}
 }
+
+// TestTemplateErrorNamesThemeLine checks that a broken theme/page.html is
+// reported at its own line, as theme/page.html:N, both when it does not
+// parse and when a page fails to execute it, and that nothing is written.
+func TestTemplateErrorNamesThemeLine(t *testing.T) {
+	for _, tc := range []struct{ insert, want string }{
+		{"{{if}}", "theme/page.html:3: missing value for if"},
+		{"{{.NoSuchField}}", "theme/page.html:3: writing "},
+	} {
+		b, pages := testBook(t)
+		copyTheme(t, b.Root)
+		p := filepath.Join(b.Root, "theme", "page.html")
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitN(string(src), "\n", 3)
+		lines[2] = tc.insert + lines[2]
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "site")
+		_, err = Write(b, pages, out, Options{})
+		var de *diag.Error
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.As(err, &de) || de.Line != 3 {
+			t.Errorf("%s on line 3: err = %v, want a *diag.Error %q...", tc.insert, err, tc.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: output written", tc.insert)
+		}
+	}
+}
