@@ -304,6 +304,51 @@ func TestPollWatcherSeesEdits(t *testing.T) {
 	}
 }
 
+// TestPollWatcherDebouncesBursts checks that a burst of edits spread over
+// several poll intervals (an editor saving repeatedly, a script writing a
+// file line by line) leads to one rebuild in --poll mode, as it does with
+// fsnotify: the quiet period must outlast a poll interval, or every poll
+// that sees a change would start a rebuild.
+func TestPollWatcherDebouncesBursts(t *testing.T) {
+	root := t.TempDir()
+	ch := filepath.Join(root, "book", "ch.md")
+	if err := os.MkdirAll(filepath.Dir(ch), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ch, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const poll = 150 * time.Millisecond
+	w, err := newWatcher(root, filepath.Join(root, "site"), poll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	rebuilds := 0
+	go w.run(ctx, 20*time.Millisecond, func([]string) { mu.Lock(); rebuilds++; mu.Unlock() })
+	// 45 edits 20 ms apart: about 900 ms, six poll intervals.
+	for i := range 45 {
+		if err := os.WriteFile(ch, []byte(strings.Repeat("x", i+2)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(3 * poll)
+	mu.Lock()
+	n := rebuilds
+	mu.Unlock()
+	// One is expected; two tolerates a scheduler stall longer than a poll
+	// interval on a loaded machine. Without the longer quiet period there
+	// are about six.
+	if n < 1 || n > 2 {
+		t.Errorf("a burst over six poll intervals led to %d rebuilds, want 1", n)
+	}
+	t.Logf("%d rebuild(s) for 45 edits", n)
+}
+
 func TestOnlyCSS(t *testing.T) {
 	for _, c := range []struct {
 		changed []string

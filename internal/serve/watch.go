@@ -143,10 +143,13 @@ func scratch(name string) bool {
 
 // run calls rebuild with the changed paths once no change has arrived for
 // quiet, until ctx is done. Changes that arrive during a rebuild lead to
-// another rebuild after it.
+// another rebuild after it. When polling, changes arrive only once per
+// poll interval, so the quiet period is lengthened by one interval: a burst
+// is over when a whole poll found nothing new, not between two polls.
 func (w *watcher) run(ctx context.Context, quiet time.Duration, rebuild func(changed []string)) {
 	changes := make(chan string, 64)
 	if w.poll > 0 {
+		quiet += w.poll
 		go w.pollLoop(ctx, changes)
 	} else {
 		go w.notifyLoop(ctx, changes)
