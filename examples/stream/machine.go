@@ -117,6 +117,11 @@ type Info struct {
 	TTL         int64 // seconds, -1 for none
 	ExpiresAt   int64 // Unix ns, 0 for none
 	Incarnation string
+	// ExpiresBy is when the stream expires (Unix ns) unless a read touches
+	// its sliding TTL first: the earlier of ExpiresAt and the last access
+	// plus TTL; 0 when it never expires. Readers that wait on the stream
+	// wake then, since expiry is not a command and wakes no one.
+	ExpiresBy int64
 }
 
 // Stat returns the stream's metadata, or NotFound (also for a stream expired
@@ -135,8 +140,14 @@ func (m *Machine) Stat(name string, now int64) (Info, Outcome) {
 }
 
 func (s *Stream) info() Info {
+	by := s.ExpiresAt
+	if s.TTL >= 0 {
+		if t := s.LastAccess + s.TTL*1e9; by == 0 || t < by {
+			by = t
+		}
+	}
 	return Info{Name: s.Name, ContentType: s.ContentType, Tail: s.Tail, Closed: s.Closed,
-		TTL: s.TTL, ExpiresAt: s.ExpiresAt, Incarnation: s.Incarnation}
+		TTL: s.TTL, ExpiresAt: s.ExpiresAt, Incarnation: s.Incarnation, ExpiresBy: by}
 }
 
 // ReadResult is the answer to a catch-up read.

@@ -908,9 +908,12 @@ func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, name string, o
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
+		expiry, stop := s.expiry(rr.Info)
 		select {
 		case <-changed:
+		case <-expiry:
 		case <-deadline.C:
+			stop()
 			h := w.Header()
 			h.Set(HeaderNextOffset, FormatOffset(rr.Tail))
 			h.Set(HeaderUpToDate, "true")
@@ -920,9 +923,23 @@ func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, name string, o
 			w.WriteHeader(http.StatusNoContent)
 			return
 		case <-r.Context().Done():
+			stop()
 			return
 		}
+		stop()
 	}
+}
+
+// expiry returns a channel that fires when the stream of info expires (nil
+// for one that never does) and a func that stops its timer. A waiting
+// reader selects on it because expiry, unlike a delete, is no command and
+// closes no Changed channel.
+func (s *Server) expiry(info stream.Info) (<-chan time.Time, func()) {
+	if info.ExpiresBy == 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Duration(info.ExpiresBy-s.now().UnixNano()) + time.Millisecond)
+	return t.C, func() { t.Stop() }
 }
 
 func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off int64) {
@@ -988,13 +1005,18 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off in
 		if !rr.UpToDate {
 			continue
 		}
+		expiry, stop := s.expiry(rr.Info)
 		select {
 		case <-changed:
+		case <-expiry:
 		case <-end.C:
+			stop()
 			return
 		case <-r.Context().Done():
+			stop()
 			return
 		}
+		stop()
 	}
 }
 
