@@ -124,6 +124,12 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	res := &Result{Out: opt.OutDir()}
 	defer func() { res.Elapsed = time.Since(start) }()
 
+	// Fail fast: an output folder that cannot be written (a read-only
+	// parent, a file in the way, a folder bookgen did not write, a folder
+	// among the sources) is reported before any example is verified.
+	if err := site.CheckOutput(opt.Root, res.Out); err != nil {
+		return res, err
+	}
 	b, docs, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
 	if err != nil {

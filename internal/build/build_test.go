@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/site"
 	"github.com/ownership-book/ownership/internal/verify"
 )
 
@@ -201,6 +202,69 @@ func TestUnicodeAnchorsResolve(t *testing.T) {
 	for _, id := range []string{`id="Ελληνικά"`, `id="日本語"`} {
 		if !strings.Contains(string(page), id) {
 			t.Errorf("b.html lacks %s", id)
+		}
+	}
+}
+
+// TestUnwritableOutputRefusedBeforeVerify checks that an output folder
+// that cannot be created (here: a regular file stands where its parent
+// should be; a read-only parent when not running as root) is reported as a
+// *site.OutputError naming the folder, before any check runs: the
+// chapter's transcript would fail if it were run.
+func TestUnwritableOutputRefusedBeforeVerify(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [A](a.md)\n",
+		"book/a.md":       "# A\n\n```console\n$ go run ./examples/missing\nnever printed\n```\n",
+	})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs := []string{filepath.Join(file, "site")}
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(dir, "ro")
+		if err := os.Mkdir(ro, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, filepath.Join(ro, "site"))
+	} else {
+		t.Log("running as root: the read-only parent case is not tried (root may write anywhere)")
+	}
+	for _, out := range outs {
+		opt := Options{Root: root, Out: out}
+		opt.Verify.CacheDir = t.TempDir()
+		res, err := Build(t.Context(), opt)
+		var oe *site.OutputError
+		if !errors.As(err, &oe) || oe.Out != out || !strings.HasPrefix(err.Error(), "cannot write the site to "+out+": ") {
+			t.Errorf("-o %s: err = %v, want a *site.OutputError naming the folder", out, err)
+		}
+		if res.Report != nil {
+			t.Errorf("-o %s: verification ran before the output folder was refused", out)
+		}
+	}
+}
+
+// TestOutputInsideSourcesRefused checks that -o book/out (or a folder
+// under examples/ or theme/) is refused before any check runs: the site
+// would be copied into the next build as one of the book's files.
+func TestOutputInsideSourcesRefused(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [A](a.md)\n",
+		"book/a.md":       "# A\n\n```console\n$ go run ./examples/missing\nnever printed\n```\n",
+	})
+	for _, out := range []string{"book/out", "examples/site", "theme/x/site"} {
+		opt := Options{Root: root, Out: out}
+		opt.Verify.CacheDir = t.TempDir()
+		res, err := Build(t.Context(), opt)
+		if err == nil || !strings.Contains(err.Error(), "is inside the sources") {
+			t.Errorf("-o %s: err = %v, want it refused as inside the sources", out, err)
+		}
+		if res.Report != nil {
+			t.Errorf("-o %s: verification ran before the output folder was refused", out)
+		}
+		if _, err := os.Stat(filepath.Join(root, out)); !os.IsNotExist(err) {
+			t.Errorf("-o %s: folder created", out)
 		}
 	}
 }

@@ -104,12 +104,19 @@ func defaultTheme(root string) fs.FS {
 	return theme.FS
 }
 
-// checkOutput refuses output folders that would swallow the sources.
+// checkOutput refuses output folders that would swallow the sources, or
+// sit inside them (book/, examples/, theme/): a site inside book/ would be
+// copied into the next build's site as one of the book's files, and serve
+// would watch its own output.
 func checkOutput(b *book.Book, out string) error {
 	if b.Root == "" {
 		return nil
 	}
-	root, err := filepath.Abs(b.Root)
+	return checkOutputRoot(b.Root, out)
+}
+
+func checkOutputRoot(rootDir, out string) error {
+	root, err := filepath.Abs(rootDir)
 	if err != nil {
 		return err
 	}
@@ -118,7 +125,27 @@ func checkOutput(b *book.Book, out string) error {
 			return fmt.Errorf("output folder %s would replace the sources in %s", out, src)
 		}
 	}
+	for _, src := range []string{filepath.Join(root, "book"), filepath.Join(root, "examples"), filepath.Join(root, "theme")} {
+		if within(out, src) {
+			return fmt.Errorf("output folder %s is inside the sources in %s; choose a folder outside book/, examples/ and theme/", out, src)
+		}
+	}
 	return nil
+}
+
+// CheckOutput checks, before any work is done, that out can receive the
+// site of the repository at root: it neither holds nor sits inside the
+// sources (see Write) and CheckOutputDir accepts it. A relative out is
+// taken relative to the working directory.
+func CheckOutput(root, out string) error {
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	if err := checkOutputRoot(root, out); err != nil {
+		return err
+	}
+	return CheckOutputDir(out)
 }
 
 // within reports whether p is inside dir.

@@ -474,3 +474,40 @@ func TestTemplateErrorNamesThemeLine(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedWriteLeavesPreviousSite checks that a write that fails half way
+// (as on a full disk; here a file and a folder of the same name) is an
+// *OutputError naming the folder, leaves the previous site as it was and
+// leaves no temporary folder beside it.
+func TestFailedWriteLeavesPreviousSite(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "site")
+	if err := replaceDir(out, files{"index.html": []byte("old"), Marker: nil}); err != nil {
+		t.Fatal(err)
+	}
+	// Many entries, so that some are written before the clash whatever
+	// the map's order.
+	broken := files{"a": []byte("file"), "a/b.html": []byte("in a folder a"), Marker: nil}
+	for i := range 50 {
+		broken[fmt.Sprintf("p%d.html", i)] = []byte("new")
+	}
+	err := replaceDir(out, broken)
+	var oe *OutputError
+	if !errors.As(err, &oe) || oe.Out != out {
+		t.Fatalf("err = %v, want an *OutputError for %s", err, out)
+	}
+	if got, err := os.ReadFile(filepath.Join(out, "index.html")); err != nil || string(got) != "old" {
+		t.Errorf("previous site changed: index.html = %q, %v", got, err)
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside the site: %v, want only site", names)
+	}
+}

@@ -15,20 +15,19 @@ import (
 // content of out is removed only after the swap. On any error out is left
 // as it was and the temporary folder is removed.
 func replaceDir(out string, fs files) (err error) {
-	if err := checkReplaceable(out); err != nil {
+	if err := CheckOutputDir(out); err != nil {
 		return err
 	}
 	parent, base := filepath.Dir(out), filepath.Base(out)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
 	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
 	if err != nil {
-		return err
+		return &OutputError{Out: out, Err: err}
 	}
+	swapped := false
 	defer func() {
-		if err != nil {
+		if err != nil && !swapped {
 			os.RemoveAll(tmp)
+			err = &OutputError{Out: out, Err: err}
 		}
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -50,7 +49,11 @@ func replaceDir(out string, fs files) (err error) {
 	}
 	if exchange(tmp, out) == nil {
 		// tmp now holds the previous site.
-		return os.RemoveAll(tmp)
+		swapped = true
+		if err := os.RemoveAll(tmp); err != nil {
+			return fmt.Errorf("site written to %s, but removing the previous one failed: %w", out, err)
+		}
+		return nil
 	}
 	old := tmp + ".old"
 	if err := os.Rename(out, old); err != nil {
@@ -58,11 +61,51 @@ func replaceDir(out string, fs files) (err error) {
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		if rerr := os.Rename(old, out); rerr != nil {
+			swapped = true // out is gone: do not claim it is untouched
 			return fmt.Errorf("%w (and restoring %s from %s failed: %v)", err, out, old, rerr)
 		}
 		return err
 	}
-	return os.RemoveAll(old)
+	swapped = true
+	if err := os.RemoveAll(old); err != nil {
+		return fmt.Errorf("site written to %s, but removing the previous one in %s failed: %w", out, old, err)
+	}
+	return nil
+}
+
+// OutputError is a failure to write the site into its output folder Out
+// (a parent that cannot be created or written, a full disk). The folder
+// Out is left as it was. Err is the underlying error, such as an
+// *fs.PathError matching fs.ErrPermission.
+type OutputError struct {
+	Out string
+	Err error
+}
+
+func (e *OutputError) Error() string {
+	return fmt.Sprintf("cannot write the site to %s: %v (the previous site, if any, is untouched)", e.Out, e.Err)
+}
+
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// CheckOutputDir checks, before any work is done, that out (an absolute
+// path) can be replaced by a build: it is missing, empty or an earlier
+// build's output (it holds Marker), and a folder can be created beside it.
+// It creates out's parent folders when missing. Failures to write are an
+// *OutputError.
+func CheckOutputDir(out string) error {
+	if err := checkReplaceable(out); err != nil {
+		return err
+	}
+	parent, base := filepath.Dir(out), filepath.Base(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return &OutputError{Out: out, Err: err}
+	}
+	probe, err := os.MkdirTemp(parent, "."+base+".new-")
+	if err != nil {
+		return &OutputError{Out: out, Err: err}
+	}
+	return os.Remove(probe)
 }
 
 // checkReplaceable accepts a missing or empty folder, or one that holds the
@@ -73,14 +116,14 @@ func checkReplaceable(out string) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return &OutputError{Out: out, Err: err}
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("output %s exists and is not a folder", out)
 	}
 	entries, err := os.ReadDir(out)
 	if err != nil {
-		return err
+		return &OutputError{Out: out, Err: err}
 	}
 	if len(entries) == 0 {
 		return nil
