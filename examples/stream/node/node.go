@@ -43,8 +43,8 @@ type Options struct {
 	// goroutine for ever. There is no write timeout: long-poll and SSE
 	// answers stay open on purpose.
 	ReadHeaderTimeout, IdleTimeout time.Duration
-	// BodyTimeout: see server.Server.
-	BodyTimeout time.Duration
+	// BodyTimeout, WriteTimeout: see server.Server.
+	BodyTimeout, WriteTimeout time.Duration
 	// Raft timing (see replica.Config); zero: hashicorp/raft's defaults.
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
 }
@@ -148,7 +148,7 @@ func Start(opts Options) (*Cluster, error) {
 		nd.ln = ln
 		nd.URL = "http://" + ln.Addr().String()
 		nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
-			BodyTimeout: opts.BodyTimeout, Redirect: c.redirect, Forward: true}
+			BodyTimeout: opts.BodyTimeout, WriteTimeout: opts.WriteTimeout, Redirect: c.redirect, Forward: true}
 		nd.http = &http.Server{Handler: nd.Server, ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, 10*time.Second),
 			IdleTimeout: orDefault(opts.IdleTimeout, 2*time.Minute)}
 	}

@@ -106,6 +106,10 @@ type Server struct {
 	// body (default 30s); a slower one gets 408 and its connection is
 	// closed, so a client trickling a body cannot hold a handler for ever.
 	BodyTimeout time.Duration
+	// WriteTimeout bounds each write of an answer (default 30s): a client
+	// that stops reading its socket cannot hold an SSE or catch-up handler
+	// for ever once the kernel's buffers are full.
+	WriteTimeout time.Duration
 	// MaxRead is about the most bytes one catch-up read returns (default
 	// 1 MiB).
 	MaxRead int
@@ -362,9 +366,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, base string, bo
 	w.WriteHeader(resp.StatusCode)
 	flusher, _ := w.(http.Flusher)
 	buf := make([]byte, 32<<10)
+	defer s.writeDeadline(w)
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
+			s.writeDeadline(w)
 			w.Write(buf[:n])
 			if flusher != nil {
 				flusher.Flush()
@@ -837,7 +843,18 @@ func (s *Server) readAt(w http.ResponseWriter, name string, off int64, maxBytes 
 	return rr, true
 }
 
+// writeDeadline gives the writes that follow WriteTimeout to complete. A
+// ResponseWriter that cannot set deadlines (a test's recorder) has none.
+func (s *Server) writeDeadline(w http.ResponseWriter) {
+	d := s.WriteTimeout
+	if d <= 0 {
+		d = 30 * time.Second
+	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+}
+
 func (s *Server) writeRead(w http.ResponseWriter, r *http.Request, rr stream.ReadResult, atNow bool, cursor bool) {
+	s.writeDeadline(w)
 	h := w.Header()
 	h.Set("Content-Type", rr.ContentType)
 	h.Set(HeaderNextOffset, FormatOffset(rr.Next))
@@ -952,9 +969,13 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off in
 	flusher, _ := w.(http.Flusher)
 	started, sentControl := false, false
 	var binary bool
+	// Every round of writes gets a fresh deadline, and so does the final
+	// flush net/http makes after the handler returns.
+	defer s.writeDeadline(w)
 	for {
 		changed := s.M.Changed(name)
 		rr, o := s.M.Read(name, off, s.maxRead(), s.now().UnixNano())
+		s.writeDeadline(w)
 		if o != "" {
 			if !started {
 				httpError(w, statusOf(o), "stream %q: %s", name, o.Text())
