@@ -125,8 +125,8 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	defer func() { res.Elapsed = time.Since(start) }()
 
 	// Fail fast: an output folder that cannot be written (a read-only
-	// parent, a file in the way, a folder bookgen did not write, a folder
-	// among the sources) is reported before any example is verified.
+	// parent, a file in the way, a folder among the sources) is reported
+	// before any example is verified.
 	if err := site.CheckOutput(opt.Root, res.Out); err != nil {
 		return res, err
 	}

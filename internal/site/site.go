@@ -135,8 +135,11 @@ func checkOutputRoot(rootDir, out string) error {
 
 // CheckOutput checks, before any work is done, that out can receive the
 // site of the repository at root: it neither holds nor sits inside the
-// sources (see Write) and CheckOutputDir accepts it. A relative out is
-// taken relative to the working directory.
+// sources (see Write), and a folder can be created beside it (a read-only
+// parent or a file in the way is an *OutputError). Whether out holds an
+// earlier build (Marker) is checked by Write, after the book's own
+// problems are known. A relative out is taken relative to the working
+// directory.
 func CheckOutput(root, out string) error {
 	out, err := filepath.Abs(out)
 	if err != nil {
@@ -145,7 +148,7 @@ func CheckOutput(root, out string) error {
 	if err := checkOutputRoot(root, out); err != nil {
 		return err
 	}
-	return CheckOutputDir(out)
+	return probeParent(out)
 }
 
 // within reports whether p is inside dir.

@@ -88,15 +88,20 @@ func (e *OutputError) Error() string {
 
 func (e *OutputError) Unwrap() error { return e.Err }
 
-// CheckOutputDir checks, before any work is done, that out (an absolute
-// path) can be replaced by a build: it is missing, empty or an earlier
-// build's output (it holds Marker), and a folder can be created beside it.
-// It creates out's parent folders when missing. Failures to write are an
-// *OutputError.
+// CheckOutputDir checks that out (an absolute path) can be replaced by a
+// build: it is missing, empty or an earlier build's output (it holds
+// Marker), and a folder can be created beside it (see probeParent).
 func CheckOutputDir(out string) error {
 	if err := checkReplaceable(out); err != nil {
 		return err
 	}
+	return probeParent(out)
+}
+
+// probeParent creates out's parent folders when missing and checks that a
+// folder can be created in the parent, where the new site is written before
+// it takes out's place. Failures are an *OutputError.
+func probeParent(out string) error {
 	parent, base := filepath.Dir(out), filepath.Base(out)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return &OutputError{Out: out, Err: err}
