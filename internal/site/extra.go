@@ -107,9 +107,28 @@ func sitemap(b *book.Book) ([]byte, error) {
 
 // printID is the id of chapter p's section in print.html: "stream/takeover.md"
 // is "stream-takeover"; an element "x" of that chapter becomes
-// "stream-takeover--x".
+// "stream-takeover--x". printIDs makes the ids of a whole book unique.
 func printID(p string) string {
 	return strings.ReplaceAll(strings.TrimSuffix(p, ".md"), "/", "-")
+}
+
+// printIDs maps the site path of every chapter (htmlPath) to the id of its
+// section in print.html: printID of its path, with "-2", "-3", ... added
+// when that id is already taken by an earlier chapter ("a/b.md" and
+// "a-b.md") or by the page template ("content.md" and <main id="content">).
+func printIDs(chapters []*book.Item) map[string]string {
+	ids := map[string]string{}
+	used := map[string]bool{}
+	for _, ch := range chapters {
+		base := printID(ch.Path)
+		id := base
+		for n := 2; used[id] || render.Reserved(id); n++ {
+			id = fmt.Sprintf("%s-%d", base, n)
+		}
+		used[id] = true
+		ids[htmlPath(ch.Path)] = id
+	}
+	return ids
 }
 
 var (
@@ -122,8 +141,8 @@ var (
 // links to their sections in the same page, other relative URLs are made
 // relative to the root.
 func printChapter(ch *book.Item, html []byte, chapters map[string]string) []byte {
-	prefix := printID(ch.Path)
 	sitePath := htmlPath(ch.Path)
+	prefix := chapters[sitePath]
 	out := idAttrAll.ReplaceAllFunc(html, func(m []byte) []byte {
 		s := idAttrAll.FindSubmatch(m)
 		return []byte(string(s[1]) + prefix + "--" + string(s[2]) + string(s[3]))
@@ -145,6 +164,9 @@ func printURL(v, prefix, sitePath string, chapters map[string]string) string {
 		return v
 	}
 	target := path.Join(path.Dir(sitePath), u.Path)
+	if strings.HasSuffix(u.Path, "/") && target != "/" {
+		target += "/" // a folder stays a folder ("a/" is not "a")
+	}
 	if p, ok := chapters[target]; ok {
 		if u.Fragment != "" {
 			return "#" + p + "--" + u.EscapedFragment()
@@ -157,14 +179,11 @@ func printURL(v, prefix, sitePath string, chapters map[string]string) string {
 // printPage renders print.html: every chapter in reading order, each in a
 // <section> whose id is printID of its path.
 func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets) ([]byte, error) {
-	chapters := map[string]string{}
-	for _, ch := range b.Chapters {
-		chapters[htmlPath(ch.Path)] = printID(ch.Path)
-	}
+	chapters := printIDs(b.Chapters)
 	var body bytes.Buffer
 	for i, ch := range b.Chapters {
 		fmt.Fprintf(&body, "<section class=\"print-chapter\" id=\"%s\" aria-label=\"%s\">\n",
-			template.HTMLEscapeString(printID(ch.Path)), template.HTMLEscapeString(pages[i].Title))
+			template.HTMLEscapeString(chapters[htmlPath(ch.Path)]), template.HTMLEscapeString(pages[i].Title))
 		body.Write(printChapter(ch, pages[i].HTML, chapters))
 		body.WriteString("</section>\n")
 	}

@@ -511,3 +511,49 @@ func TestFailedWriteLeavesPreviousSite(t *testing.T) {
 		t.Errorf("beside the site: %v, want only site", names)
 	}
 }
+
+// TestPrintIDsUnique checks that print.html gives every chapter's section
+// an id of its own, also when two paths flatten to the same id ("a/b.md"
+// and "a-b.md") or when a chapter's id would be one the page template uses
+// ("content.md" and <main id="content">), that links to those chapters
+// follow, and that a link to a folder keeps its trailing slash.
+func TestPrintIDsUnique(t *testing.T) {
+	b, _ := testBook(t)
+	ab := &book.Item{Kind: book.KindChapter, Title: "AB", Path: "a/b.md"}
+	adash := &book.Item{Kind: book.KindChapter, Title: "A-B", Path: "a-b.md"}
+	content := &book.Item{Kind: book.KindChapter, Title: "Content", Path: "content.md"}
+	b.Items = []*book.Item{ab, adash, content}
+	b.Chapters = []*book.Item{ab, adash, content}
+	if err := os.MkdirAll(filepath.Join(b.Dir, "img", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pages := []*render.Page{
+		{HTML: []byte(`<h1 id="x">AB</h1><p><a href="../a-b.html#x">dash</a> <a href="../content.html">content</a> <a href="../img/">folder</a></p>`), Title: "AB",
+			Headings: []render.Heading{{Level: 1, ID: "x", Text: "AB"}},
+			Links:    []render.Link{{Target: "a-b.md", Fragment: "x", File: "book/a/b.md", Line: 1}}},
+		{HTML: []byte(`<h1 id="x">A-B</h1>`), Title: "A-B", Headings: []render.Heading{{Level: 1, ID: "x", Text: "A-B"}}},
+		{HTML: []byte(`<h1 id="x">Content</h1>`), Title: "Content", Headings: []render.Heading{{Level: 1, ID: "x", Text: "Content"}}},
+	}
+	out := filepath.Join(t.TempDir(), "site")
+	if _, err := Write(b, pages, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pr := read(t, filepath.Join(out, "print.html"))
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(`\sid="([^"]*)"`).FindAllStringSubmatch(pr, -1) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("print.html has id %q %d times", id, n)
+		}
+	}
+	for _, want := range []string{
+		`<section class="print-chapter" id="a-b"`, `<section class="print-chapter" id="a-b-2"`, `<section class="print-chapter" id="content-2"`,
+		`<a href="#a-b-2--x">dash</a>`, `<a href="#content-2">content</a>`, `<a href="img/">folder</a>`,
+	} {
+		if !strings.Contains(pr, want) {
+			t.Errorf("print.html lacks %s", want)
+		}
+	}
+}
