@@ -281,8 +281,16 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 			return out, &Link{Target: bookPath, Fragment: u.Fragment}, nil
 		}
 		if r.book.Root != "" {
-			if _, err := r.stat(repoPath); err != nil {
+			fi, err := r.stat(repoPath)
+			if err != nil {
 				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+			}
+			// A folder is a page only through its index: a chapter
+			// index.md (written as index.html) or a copied index.html.
+			if fi.IsDir() && !r.chapters[path.Join(bookPath, "index.md")] {
+				if _, err := r.stat(path.Join(repoPath, "index.html")); err != nil {
+					return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names the folder %s, which has no page on the site (no index.md chapter or index.html in it)", dest, repoPath)}
+				}
 			}
 		}
 		return dest, nil, nil // an asset copied with the book

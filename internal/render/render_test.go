@@ -188,11 +188,12 @@ func TestRelativeLinkFromNestedChapter(t *testing.T) {
 func TestBadLinksNameFileAndLine(t *testing.T) {
 	b := testBook(t)
 	cases := map[string]string{
-		"missing file":  "Intro.\n\nSee [x](../examples/nope.go).\n",
-		"not chapter":   "Intro.\n\nSee [x](other.md).\n",
-		"leaves repo":   "Intro.\n\nSee [x](../../outside.txt).\n",
-		"image outside": "Intro.\n\n![x](../examples/stream/state.go)\n",
-		"image missing": "Intro.\n\n![x](nope.png)\n",
+		"missing file":   "Intro.\n\nSee [x](../examples/nope.go).\n",
+		"not chapter":    "Intro.\n\nSee [x](other.md).\n",
+		"leaves repo":    "Intro.\n\nSee [x](../../outside.txt).\n",
+		"image outside":  "Intro.\n\n![x](../examples/stream/state.go)\n",
+		"image missing":  "Intro.\n\n![x](nope.png)\n",
+		"folder no page": "Intro.\n\nSee [x](part/).\n",
 	}
 	for name, md := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -206,6 +207,28 @@ func TestBadLinksNameFileAndLine(t *testing.T) {
 				t.Errorf("error at %s:%d, want book/introduction.md:3 (%v)", e.File, e.Line, e)
 			}
 		})
+	}
+}
+
+// TestFolderLinkNeedsIndex checks that a link to a folder under book/ is
+// accepted only when the folder has a page on the site: a copied
+// index.html, or a chapter index.md.
+func TestFolderLinkNeedsIndex(t *testing.T) {
+	b := testBook(t)
+	must(t, os.WriteFile(filepath.Join(b.Dir, "part", "index.html"), []byte("<p>index</p>"), 0o644))
+	pg, err := New(b).Render(doc(b, 0, "See [x](part/).\n"))
+	if err != nil {
+		t.Fatalf("folder with index.html: %v", err)
+	}
+	if !strings.Contains(string(pg.HTML), `<a href="part/">x</a>`) {
+		t.Errorf("link to the folder changed:\n%s", pg.HTML)
+	}
+	b = testBook(t)
+	must(t, os.MkdirAll(filepath.Join(b.Dir, "sub"), 0o755))
+	idx := &book.Item{Kind: book.KindChapter, Title: "Sub", Path: "sub/index.md"}
+	b.Chapters = append(b.Chapters, idx)
+	if _, err := New(b).Render(doc(b, 0, "See [x](sub/).\n")); err != nil {
+		t.Errorf("folder with an index.md chapter: %v", err)
 	}
 }
 
