@@ -376,8 +376,15 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, base string, bo
 				flusher.Flush()
 			}
 		}
-		if err != nil {
+		if err == io.EOF {
 			return
+		}
+		if err != nil {
+			// The leader's answer broke off (it died, or the client left).
+			// Ending ours normally would pass a cut-short body off as
+			// whole, with headers (Stream-Next-Offset) that describe all
+			// of it; aborting breaks the client's connection instead.
+			panic(http.ErrAbortHandler)
 		}
 	}
 }
