@@ -173,6 +173,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	chPath := d.Chapter.Path
 
 	// Headings: record IDs and text.
+	seen := map[string]string{} // heading id -> "file:line" of its first heading
 	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -185,6 +186,15 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				file, line := origin(d, lines.line(blockStart(n)))
 				errs = append(errs, &diag.Error{File: file, Line: line,
 					Msg: fmt.Sprintf("heading id %q is used by the page template (see render.ReservedIDs); choose another", id)})
+			}
+			// Automatic ids avoid every other id, so only two explicit
+			// {#id} can clash; a link to #id would reach only the first.
+			file, line := origin(d, lines.line(blockStart(n)))
+			if first, dup := seen[id]; dup {
+				errs = append(errs, &diag.Error{File: file, Line: line,
+					Msg: fmt.Sprintf("heading id %q is already the id of the heading at %s; choose another", id, first)})
+			} else {
+				seen[id] = fmt.Sprintf("%s:%d", file, line)
 			}
 			t := plainText(n, src)
 			pg.Headings = append(pg.Headings, Heading{Level: n.Level, ID: id, Text: t})

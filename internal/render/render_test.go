@@ -232,6 +232,18 @@ func TestFolderLinkNeedsIndex(t *testing.T) {
 	}
 }
 
+// TestDuplicateExplicitIDRefused checks that two headings given the same
+// {#id} are refused at the second one's line, naming the first: the page
+// would have two elements with one id and #id would reach only the first.
+func TestDuplicateExplicitIDRefused(t *testing.T) {
+	b := testBook(t)
+	_, err := New(b).Render(doc(b, 1, "# T\n\n## One {#x}\n\n## Two {#x}\n\n## X\n"))
+	want := `book/ownership.md:5: heading id "x" is already the id of the heading at book/ownership.md:3; choose another`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
 func TestErrorLineComesFromOrigin(t *testing.T) {
 	b := testBook(t)
 	d := doc(b, 0, "a\n\n[x](nope.md)\n")
