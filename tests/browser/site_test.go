@@ -276,7 +276,15 @@ func TestSite(t *testing.T) {
 		if n := eval[int](tb, `document.querySelectorAll(".chapter a:not(.anchor)[href='#streams--the-sequencer']").length`); n != 1 {
 			t.Errorf("%d links to #streams--the-sequencer, want 1 (intro's link, rewritten)", n)
 		}
+		checkImages(t, tb, "print.html", 2)
 		tb.noConsoleErrors("print")
+	})
+
+	t.Run("images of a chapter in a folder", func(t *testing.T) {
+		tb.t = t
+		tb.navigate(base + "fencing/tokens.html")
+		checkImages(t, tb, "fencing/tokens.html", 2)
+		tb.noConsoleErrors("nested chapter images")
 	})
 
 	t.Run("404", func(t *testing.T) {
@@ -419,6 +427,21 @@ func TestConsoleCheckSeesCSPViolations(t *testing.T) {
 	}
 	if len(msgs) == 0 || !strings.Contains(strings.Join(msgs, "\n"), "Content Security Policy") {
 		t.Errorf("console problems %q, want a Content Security Policy violation", msgs)
+	}
+}
+
+// checkImages waits for the images in the open page's chapter text to load
+// and fails for any that did not (a relative path broken by the page's
+// folder, or by print.html's rewriting), or when there are fewer than want.
+func checkImages(t *testing.T, tb *tab, page string, want int) {
+	t.Helper()
+	tb.waitTrue(page+" images settled", `Array.prototype.every.call(document.querySelectorAll(".chapter img"), function (i) { return i.complete; })`, 15*time.Second)
+	broken := eval[[]string](tb, `Array.prototype.filter.call(document.querySelectorAll(".chapter img"), function (i) { return i.naturalWidth === 0; }).map(function (i) { return i.getAttribute("src"); })`)
+	if len(broken) > 0 {
+		t.Errorf("%s: images that did not load: %q", page, broken)
+	}
+	if n := eval[int](tb, `document.querySelectorAll(".chapter img").length`); n < want {
+		t.Errorf("%s: %d images, want %d", page, n, want)
 	}
 }
 
