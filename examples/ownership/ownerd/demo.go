@@ -32,6 +32,8 @@ func demo(ctx context.Context, c *cluster, w io.Writer) error {
 	checked, unchecked := service.NewStore("x", kv), service.NewUncheckedStore()
 	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	step := func(who, what string, result any) { say("%-12s %-28s -> %v", who, what, result) }
+	// more continues the line before it, indented under the "what" column.
+	more := func(text string) { say("%13s%s", "", text) }
 
 	voters := "1 voter"
 	if len(c.voters) > 1 {
@@ -61,7 +63,13 @@ func demo(ctx context.Context, c *cluster, w io.Writer) error {
 	if !errors.Is(err, ownership.ErrWrongNode) {
 		return fmt.Errorf("B's CompleteRelease: %v, want refused", err)
 	}
-	step("B", "complete release of x", "refused: "+err.Error())
+	var refusal *service.Error
+	if !errors.As(err, &refusal) {
+		return fmt.Errorf("B's CompleteRelease: %v, want a *service.Error", err)
+	}
+	step("B", "complete release of x", "refused, "+string(refusal.Code)+":")
+	more(refusal.Detail)
+	more("rule: " + refusal.Rule)
 	if s, err = a.CompleteRelease(ctx, "x", 1); err != nil {
 		return err
 	}
@@ -82,7 +90,8 @@ func demo(ctx context.Context, c *cluster, w io.Writer) error {
 	if !errors.Is(err, service.ErrFenced) {
 		return fmt.Errorf("checked store took the stale write: %v", err)
 	}
-	say("  checked store:   refused: %v", err)
+	say("  checked store:   refused:")
+	say("    %v", err)
 	if err := unchecked.Put(ctx, tokA, "greeting", "late write from A"); err != nil {
 		return err
 	}
@@ -108,7 +117,8 @@ func demo(ctx context.Context, c *cluster, w io.Writer) error {
 	if err == nil || errors.As(err, &se) || c.methodCalls() != before {
 		return fmt.Errorf("mallory's request: %v, %d methods ran; want the handshake refused", err, c.methodCalls()-before)
 	}
-	step("mallory", "read state of x", "refused in the TLS handshake (not on the roster); no method ran")
+	step("mallory", "read state of x", "refused in the TLS handshake:")
+	more("not on the roster, so no method ran")
 	status, err := a.Post(ctx, "/v1/revoke", []byte(`{"actor":"x","to":"A"}`))
 	if status != 404 || !errors.Is(err, service.ErrUnknownMethod) {
 		return fmt.Errorf("POST /v1/revoke: status %d, %v; want 404, unknown method", status, err)

@@ -91,7 +91,7 @@ func run(w io.Writer) error {
 	resets := 0
 	a.OnReset(func(err error) {
 		resets++
-		fmt.Fprintf(w, "A  reset; listener runs: %v\n", err)
+		fmt.Fprintf(w, "A  reset; the listener runs with:\n     %v\n", err)
 	})
 
 	b, err := open("B")
@@ -110,7 +110,7 @@ func run(w io.Writer) error {
 	err = a.Synced(ctx)
 	fmt.Fprintf(w, "A  Synced: fenced=%v reset=%v\n", errors.Is(err, owner.ErrFenced), errors.Is(err, owner.ErrReset))
 	_, _, err = a.Get("order-41")
-	fmt.Fprintf(w, "A  Get(order-41): %v\n", err)
+	fmt.Fprintf(w, "A  Get(order-41) fails:\n     %v\n", err)
 	fmt.Fprintf(w, "A  reset listener ran %d time(s)\n", resets)
 
 	v, _, err := b.Get("order-42")

@@ -45,8 +45,8 @@ func TestTakeoverTranscript(t *testing.T) {
 		"B  claim  epoch 8 seq 0  -> 200 applied, closed epoch 7 at seq 41",
 		"B  append epoch 8 seq 1  -> 200 applied",
 		"A  append epoch 7 seq 42 -> 403 epoch-closed, current epoch 8",
-		"A  reset; listener runs",
-		"A  Get(order-41): orders: database reset",
+		"A  reset; the listener runs with:\n     orders: database reset (fenced)",
+		"A  Get(order-41) fails:\n     orders: database reset (fenced)",
 		"A  reset listener ran 1 time(s)",
 	} {
 		i := strings.Index(out[at:], want)
