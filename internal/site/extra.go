@@ -155,13 +155,26 @@ func printChapter(ch *book.Item, html []byte, chapters map[string]string) []byte
 
 // printURL maps one href or src value of a chapter at sitePath.
 func printURL(v, prefix, sitePath string, chapters map[string]string) string {
+	if v == "#" {
+		return "#" + prefix // the top of the page: the chapter's section
+	}
 	if strings.HasPrefix(v, "#") {
 		return "#" + prefix + "--" + v[1:]
 	}
 	raw := strings.ReplaceAll(v, "&amp;", "&")
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(v, "/") || u.Path == "" {
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(v, "/") {
 		return v
+	}
+	if u.Path == "" {
+		if u.RawQuery == "" {
+			return v // "" stays ""
+		}
+		// "?q" or "?q#x": the same chapter.
+		if u.Fragment != "" {
+			return "#" + prefix + "--" + u.EscapedFragment()
+		}
+		return "#" + prefix
 	}
 	target := path.Join(path.Dir(sitePath), u.Path)
 	if strings.HasSuffix(u.Path, "/") && target != "/" {

@@ -557,3 +557,24 @@ func TestPrintIDsUnique(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintURLSamePage checks print.html's rewriting of links that stay on
+// their chapter's page: "#" (the top) goes to the chapter's section, not to
+// "#<chapter>--", which no element has; "?q" and "?q#x" to the section and
+// its heading; "" stays as it is.
+func TestPrintURLSamePage(t *testing.T) {
+	chapters := map[string]string{"a/b.html": "a-b"}
+	for v, want := range map[string]string{
+		"#":        "#a-b",
+		"#x":       "#a-b--x",
+		"?q=1":     "#a-b",
+		"?q=1#x":   "#a-b--x",
+		"":         "",
+		"c.png":    "a/c.png",
+		"b.html#y": "#a-b--y",
+	} {
+		if got := printURL(v, "a-b", "a/b.html", chapters); got != want {
+			t.Errorf("printURL(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
