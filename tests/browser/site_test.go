@@ -163,6 +163,22 @@ func TestSite(t *testing.T) {
 		tb.noConsoleErrors("search")
 	})
 
+	t.Run("search from a chapter in a folder", func(t *testing.T) {
+		tb.t = t
+		tb.navigate(base + "fencing/tokens.html")
+		tb.key("/")
+		tb.waitTrue("search dialog open", `document.getElementById("search-dialog").open && document.activeElement.id === "search-input"`, 15*time.Second)
+		tb.do(chromedp.Evaluate[chromedp.Void](`(function(){var i=document.getElementById("search-input"); i.value=""; })()`))
+		tb.key("sequencer")
+		tb.waitTrue("results for sequencer", `document.querySelector("#search-results [aria-selected=true] a") !== null`, 20*time.Second)
+		if got := eval[string](tb, `(function(){var a=document.querySelector("#search-results [aria-selected=true] a"); return a.origin + a.pathname + a.hash;})()`); got != base+"streams.html#the-sequencer" {
+			t.Errorf("from fencing/tokens.html the result links to %q, want %q", got, base+"streams.html#the-sequencer")
+		}
+		tb.key(kb.Escape)
+		tb.waitTrue("Esc closes search", `!document.getElementById("search-dialog").open`, 15*time.Second)
+		tb.noConsoleErrors("search from a folder")
+	})
+
 	t.Run("shortcuts", func(t *testing.T) {
 		tb.t = t
 		tb.navigate(base + "epochs.html")
