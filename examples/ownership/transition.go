@@ -45,10 +45,15 @@ func BeginTransfer(s State, caller, to NodeID) (State, error) {
 		return s, &WrongStateError{Op: OpBeginTransfer, State: s}
 	}
 	if caller != o.Owner {
-		return s, &WrongNodeError{Op: OpBeginTransfer, Caller: caller, Required: o.Owner, Role: "owner"}
+		return s, &WrongNodeError{
+			Op: OpBeginTransfer, Caller: caller, Required: o.Owner, Role: "owner",
+		}
 	}
 	if to == "" || to == o.Owner {
-		return s, &InvalidNodeError{Op: OpBeginTransfer, Node: to, Reason: "a transfer needs another node as target"}
+		return s, &InvalidNodeError{
+			Op: OpBeginTransfer, Node: to,
+			Reason: "a transfer needs another node as target",
+		}
 	}
 	next, err := nextEpoch(OpBeginTransfer, o.Epoch)
 	if err != nil {

@@ -85,14 +85,15 @@ func demo(ctx context.Context, c *cluster, w io.Writer) error {
 	// ANCHOR_END: demo_handover
 
 	// ANCHOR: demo_stale
-	say("%-12s put greeting=%q with %v, delayed in the network:", "A", "late write from A", tokA)
-	err = checked.Put(ctx, tokA, "greeting", "late write from A")
+	late := "late write from A"
+	say("%-12s put greeting=%q with %v, delayed in the network:", "A", late, tokA)
+	err = checked.Put(ctx, tokA, "greeting", late)
 	if !errors.Is(err, service.ErrFenced) {
 		return fmt.Errorf("checked store took the stale write: %v", err)
 	}
 	say("  checked store:   refused:")
 	say("    %v", err)
-	if err := unchecked.Put(ctx, tokA, "greeting", "late write from A"); err != nil {
+	if err := unchecked.Put(ctx, tokA, "greeting", late); err != nil {
 		return err
 	}
 	say("  unchecked store: accepted")

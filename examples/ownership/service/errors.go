@@ -94,6 +94,12 @@ func malformed(format string, args ...any) *Error {
 	return &Error{Code: CodeMalformed, Rule: "a request is one JSON object with exactly its method's fields", Detail: fmt.Sprintf(format, args...)}
 }
 
+// notOnRoster refuses node as an intended owner (Create, Revoke).
+func notOnRoster(node ownership.NodeID) *Error {
+	return &Error{Code: CodeInvalidNode, Rule: "an intended owner is a node on the roster",
+		Detail: fmt.Sprintf("node %q is not on the roster", string(node))}
+}
+
 func unknownActor(a ownership.ActorID) *Error {
 	return &Error{Code: CodeUnknownActor, Rule: "an actor exists only once the coordinator has created it", Detail: fmt.Sprintf("actor %q", string(a))}
 }

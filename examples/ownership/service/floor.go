@@ -76,9 +76,11 @@ type Floor struct {
 	path string
 	hook Hook
 
-	mu       sync.Mutex
-	durable  map[ownership.ActorID]ownership.Epoch // on disk, as far as this process knows
-	reserved map[ownership.ActorID]ownership.Epoch // burns that failed: maybe on disk, never reused
+	mu sync.Mutex
+	// durable: on disk, as far as this process knows.
+	durable map[ownership.ActorID]ownership.Epoch
+	// reserved: burns that failed; maybe on disk, never reused.
+	reserved map[ownership.ActorID]ownership.Epoch
 }
 
 // ANCHOR_END: floor
@@ -177,12 +179,14 @@ func (f *Floor) Durable(actor ownership.ActorID) ownership.Epoch {
 // the same epoch writes it again.
 func (f *Floor) Burn(actor ownership.ActorID, e ownership.Epoch) error {
 	if checkName(ownership.NodeID(actor)) != nil {
-		return fmt.Errorf("burn epoch %d: actor %q: must be 1 to 64 of A-Z a-z 0-9 . _ -: %w", e, string(actor), ErrMalformed)
+		return fmt.Errorf("burn epoch %d: actor %q: "+
+			"must be 1 to 64 of A-Z a-z 0-9 . _ -: %w", e, string(actor), ErrMalformed)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if old := f.durable[actor]; e <= old {
-		return fmt.Errorf("actor %s: burn epoch %d at floor %d: %w", actor, e, old, ErrFloorBackwards)
+		return fmt.Errorf("actor %s: burn epoch %d at floor %d: %w",
+			actor, e, old, ErrFloorBackwards)
 	}
 	next := maps.Clone(f.durable)
 	for a, r := range f.reserved {
@@ -203,7 +207,8 @@ func (f *Floor) write(epochs map[ownership.ActorID]ownership.Epoch) error {
 	for _, a := range slices.Sorted(maps.Keys(epochs)) {
 		fmt.Fprintf(&buf, "%s %d\n", a, epochs[a])
 	}
-	fmt.Fprintf(&buf, "end %d crc32c %08x\n", len(epochs), crc32.Checksum(buf.Bytes(), crcTable))
+	sum := crc32.Checksum(buf.Bytes(), crcTable)
+	fmt.Fprintf(&buf, "end %d crc32c %08x\n", len(epochs), sum)
 	tmp := f.path + ".tmp"
 	file, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -223,7 +223,8 @@ func callerOf(cs tls.ConnectionState, roster Roster) (ownership.NodeID, error) {
 		return "", fmt.Errorf("%v: %w", err, ErrNotOnRoster)
 	}
 	if slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
-		return "", fmt.Errorf("certificate for %q is also for servers (a voter's), not a node's: %w", name, ErrNotOnRoster)
+		return "", fmt.Errorf("certificate for %q is also for servers "+
+			"(a voter's), not a node's: %w", name, ErrNotOnRoster)
 	}
 	if !roster.Contains(name) {
 		return "", fmt.Errorf("node %q: %w", name, ErrNotOnRoster)

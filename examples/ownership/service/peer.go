@@ -50,7 +50,9 @@ var ErrNotAVoter = errors.New("certificate is not a voter's peer certificate")
 // Request carries a caller that the wire methods would have taken from a
 // certificate. l's address must be this voter's Address in peers. Closing
 // the transport closes l and every connection it accepted or dialled.
-func RaftTransport(a *Authority, cert tls.Certificate, l net.Listener, peers []replica.Peer) *raft.NetworkTransport {
+func RaftTransport(
+	a *Authority, cert tls.Certificate, l net.Listener, peers []replica.Peer,
+) *raft.NetworkTransport {
 	voters := map[string]bool{}
 	ids := map[raft.ServerAddress]string{}
 	for _, p := range peers {
@@ -68,7 +70,8 @@ func RaftTransport(a *Authority, cert tls.Certificate, l net.Listener, peers []r
 		if !voters[leaf.Subject.CommonName] ||
 			!slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) ||
 			!slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
-			return fmt.Errorf("certificate for %q: %w", leaf.Subject.CommonName, ErrNotAVoter)
+			name := leaf.Subject.CommonName
+			return fmt.Errorf("certificate for %q: %w", name, ErrNotAVoter)
 		}
 		return nil
 	}
@@ -76,7 +79,8 @@ func RaftTransport(a *Authority, cert tls.Certificate, l net.Listener, peers []r
 		l: l, ids: ids, conns: map[net.Conn]struct{}{},
 		server: &tls.Config{
 			MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},
-			ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: a.pool, VerifyConnection: verify,
+			ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: a.pool,
+			VerifyConnection: verify,
 		},
 		client: &tls.Config{
 			MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},

@@ -206,7 +206,9 @@ func (s *Server) state(ctx context.Context, _ ownership.NodeID, body io.Reader) 
 // validate is the fence check a resource server asks for: ValidFence of the
 // token's epoch against the actor's current state, read through the
 // registry (so after every acknowledged transition).
-func (s *Server) validate(ctx context.Context, _ ownership.NodeID, body io.Reader) (any, *Error) {
+func (s *Server) validate(
+	ctx context.Context, _ ownership.NodeID, body io.Reader,
+) (any, *Error) {
 	var req ValidateRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return nil, err
@@ -260,12 +262,14 @@ func (s *Server) checkActorEpoch(a ownership.ActorID, e ownership.Epoch) *Error 
 // Create brings actor into the registry, Unowned at its first epoch with
 // intended as the only node that may acquire it. It is the coordinator's
 // transition: a Go method, not a route.
-func (s *Server) Create(ctx context.Context, actor ownership.ActorID, intended ownership.NodeID) (ownership.State, error) {
+func (s *Server) Create(
+	ctx context.Context, actor ownership.ActorID, intended ownership.NodeID,
+) (ownership.State, error) {
 	if err := checkActor(actor); err != nil {
 		return nil, err
 	}
 	if !s.roster.Contains(intended) {
-		return nil, &Error{Code: CodeInvalidNode, Rule: "an intended owner is a node on the roster", Detail: fmt.Sprintf("node %q is not on the roster", string(intended))}
+		return nil, notOnRoster(intended)
 	}
 	return s.coordinate(ctx, Request{Op: OpCreate, Actor: actor, To: intended})
 }
@@ -273,16 +277,20 @@ func (s *Server) Create(ctx context.Context, actor ownership.ActorID, intended o
 // Revoke is the coordinator's force: whatever state actor is in, it becomes
 // Unowned at a fresh epoch with next as the intended owner. It is not on the
 // wire; only code in the server's process can call it.
-func (s *Server) Revoke(ctx context.Context, actor ownership.ActorID, next ownership.NodeID) (ownership.State, error) {
+func (s *Server) Revoke(
+	ctx context.Context, actor ownership.ActorID, next ownership.NodeID,
+) (ownership.State, error) {
 	if !s.roster.Contains(next) {
-		return nil, &Error{Code: CodeInvalidNode, Rule: "an intended owner is a node on the roster", Detail: fmt.Sprintf("node %q is not on the roster", string(next))}
+		return nil, notOnRoster(next)
 	}
 	return s.coordinate(ctx, Request{Op: ownership.OpRevoke, Actor: actor, To: next})
 }
 
 // Abort abandons actor's handover in progress (see ownership.Abort). Like
 // Revoke it is the coordinator's and not on the wire.
-func (s *Server) Abort(ctx context.Context, actor ownership.ActorID) (ownership.State, error) {
+func (s *Server) Abort(
+	ctx context.Context, actor ownership.ActorID,
+) (ownership.State, error) {
 	return s.coordinate(ctx, Request{Op: ownership.OpAbort, Actor: actor})
 }
 

@@ -46,7 +46,9 @@ func (db *DB) claimOpen(ctx context.Context) error {
 // the claim: sequence number 0 under epoch. It reports whether the claim is
 // this open's. A 204 (a claim of the same epoch is already there) is ours
 // only if the stream holds our claim record, as after a lost answer.
-func (db *DB) claim(ctx context.Context, epoch uint64, reason string) (AppendResult, bool, error) {
+func (db *DB) claim(
+	ctx context.Context, epoch uint64, reason string,
+) (AppendResult, bool, error) {
 	db.mu.Lock()
 	err := db.log.append(record{T: "claim", E: epoch, N: db.nonce})
 	db.ownMax, db.seen = max(db.ownMax, epoch), max(db.seen, epoch)
@@ -74,14 +76,17 @@ func (db *DB) claim(ctx context.Context, epoch uint64, reason string) (AppendRes
 		// Sequence number 0 of an epoch is never a sequence gap: a 409
 		// refuses the stream itself (closed, another content type). No
 		// other owner won, so this is no lost race.
-		return res, false, fmt.Errorf("claim epoch %d on %q: status 409: the stream refused the append (closed, or another content type)", epoch, db.c.Name)
+		return res, false, fmt.Errorf("claim epoch %d on %q: status 409: "+
+			"the stream refused the append (closed, or another content type)",
+			epoch, db.c.Name)
 	case http.StatusPreconditionFailed:
 		if err := db.newHistory(ctx, res); err != nil {
 			return res, false, err
 		}
 		return res, false, errClaimAgain
 	}
-	return res, false, fmt.Errorf("claim epoch %d on %q: status %d", epoch, db.c.Name, res.Status)
+	return res, false, fmt.Errorf("claim epoch %d on %q: status %d",
+		epoch, db.c.Name, res.Status)
 }
 
 // ANCHOR_END: claim
@@ -191,7 +196,8 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 	}
 	if upTo < 0 {
 		db.unsettled()
-		return fmt.Errorf("stream %q: claim of epoch %d not found after offset %s", db.c.Name, epoch, from)
+		return fmt.Errorf("stream %q: claim of epoch %d not found after offset %s",
+			db.c.Name, epoch, from)
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -212,7 +218,8 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 		db.ackOffset = next
 	}
 	db.live = true
-	db.trace(Event{Kind: "recover", Epoch: epoch, Landed: m.landed, Kept: m.kept, Discarded: m.discarded, Taken: m.taken})
+	db.trace(Event{Kind: "recover", Epoch: epoch,
+		Landed: m.landed, Kept: m.kept, Discarded: m.discarded, Taken: m.taken})
 	owner := []record{{T: "owner", E: epoch, I: db.ackIndex, O: db.ackOffset}}
 	if db.inc == "" && inc != "" {
 		// A copy that opened offline has no token yet: it follows the
@@ -237,7 +244,8 @@ func (db *DB) merge(recs []record) (m merged, err error) {
 			continue
 		}
 		if r.I != cursor+1 {
-			return merged{}, fmt.Errorf("stream %q: commit %d follows commit %d", db.c.Name, r.I, cursor)
+			return merged{}, fmt.Errorf("stream %q: commit %d follows commit %d",
+				db.c.Name, r.I, cursor)
 		}
 		if !diverged && cursor < uint64(len(commits)) && commits[cursor] == r.commit() {
 			m.landed++
@@ -312,7 +320,9 @@ func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error
 	res, won, err := db.claim(ctx, epoch, reason)
 	for round := 1; err == errClaimAgain; round++ {
 		if round == MaxClaimRounds {
-			return fmt.Errorf("claim epoch %d on %q: the stream changed its history %d times in a row", epoch, db.c.Name, round)
+			return fmt.Errorf("claim epoch %d on %q: "+
+				"the stream changed its history %d times in a row",
+				epoch, db.c.Name, round)
 		}
 		res, won, err = db.claim(ctx, epoch, reason)
 	}
@@ -320,8 +330,10 @@ func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error
 		return err
 	}
 	if !won {
-		return db.reset(&ResetError{Kind: ResetFenced, Epoch: epoch - 1, Current: res.Epoch,
-			Detail: "a claim nobody asked for (" + reason + ") lost to a newer owner"})
+		return db.reset(&ResetError{
+			Kind: ResetFenced, Epoch: epoch - 1, Current: res.Epoch,
+			Detail: "a claim nobody asked for (" + reason + ") lost to a newer owner",
+		})
 	}
 	return db.recoverAfter(ctx, epoch, res)
 }
@@ -364,7 +376,9 @@ func (db *DB) goLive(ctx context.Context) error {
 	// when this process took the database over, or that claim would have
 	// lost.
 	for i := len(recs) - 1; i >= 0; i-- {
-		if r := recs[i]; r.T == "claim" && r.W == db.id && (r.N == db.nonce || (own > 0 && r.E == own)) {
+		r := recs[i]
+		ours := r.N == db.nonce || (own > 0 && r.E == own)
+		if r.T == "claim" && r.W == db.id && ours {
 			recs = recs[i+1:]
 			own = max(own, r.E)
 			break
