@@ -230,6 +230,10 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 	return db.log.append(owner...)
 }
 
+// ANCHOR_END: recover
+
+// ANCHOR: merge
+
 // merge walks stream records that follow the acknowledged point. A commit
 // equal to the copy's next pending one landed; the first commit by anyone
 // else discards the pending rest, and from there the stream's commits are
@@ -280,7 +284,7 @@ func (db *DB) merge(recs []record) (m merged, err error) {
 // merged counts what merge did.
 type merged struct{ landed, kept, discarded, taken int }
 
-// ANCHOR_END: recover
+// ANCHOR_END: merge
 
 // rebuild recomputes the key-value state from the commits. Call with mu held.
 func (db *DB) rebuild() {
