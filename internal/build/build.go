@@ -40,6 +40,10 @@ type Options struct {
 	// serve): a chapter whose expanded Markdown and links' targets did
 	// not change is not rendered again.
 	Renders *render.Cache
+	// ServedAtRoot is passed to site.Write: the site is served at the
+	// root of its address (bookgen serve), so 404.html refers to "/"
+	// rather than to site-url's path.
+	ServedAtRoot bool
 }
 
 // Result tells what a build did.
@@ -156,7 +160,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 			return res, err
 		}
 	}
-	w, err := site.Write(b, pages, res.Out, site.Options{})
+	w, err := site.Write(b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot})
 	if err != nil {
 		return res, err
 	}

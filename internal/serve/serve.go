@@ -79,6 +79,9 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	if opt.BuildFunc == nil {
 		opt.BuildFunc = build.Build
 	}
+	// The site is served at the root of ln's address, whatever path
+	// book.toml's site-url has: 404.html must refer to "/".
+	opt.Build.ServedAtRoot = true
 	if opt.Build.Renders == nil {
 		// Rebuild only what changed: unchanged chapters are not rendered
 		// again (verification has its own cache on disk).

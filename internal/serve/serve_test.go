@@ -492,3 +492,36 @@ func TestChangeLine(t *testing.T) {
 		}
 	}
 }
+
+// TestServeBuildsForTheRoot checks that serve asks for a site served at
+// the root of its address (build.Options.ServedAtRoot), so that 404.html
+// finds its stylesheet even when book.toml's site-url has a path.
+func TestServeBuildsForTheRoot(t *testing.T) {
+	root := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan bool, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, ln, Options{Build: build.Options{Root: root}, Log: io.Discard, BuildFunc: func(_ context.Context, opt build.Options) (*build.Result, error) {
+			select {
+			case got <- opt.ServedAtRoot:
+			default:
+			}
+			return &build.Result{}, nil
+		}})
+	}()
+	select {
+	case v := <-got:
+		if !v {
+			t.Error("serve built without ServedAtRoot")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no build")
+	}
+	cancel()
+	<-done
+}

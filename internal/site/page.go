@@ -140,10 +140,10 @@ func common(b *book.Book, root string, a assets) *pageData {
 }
 
 // notFound renders 404.html. It is served for any missing path, so its links
-// are absolute from the site URL's path ("/" when unset).
-func notFound(tmpl *template.Template, b *book.Book, a assets) ([]byte, error) {
+// are absolute from the site URL's path ("/" when unset or servedAtRoot).
+func notFound(tmpl *template.Template, b *book.Book, a assets, servedAtRoot bool) ([]byte, error) {
 	root := "/"
-	if u, err := url.Parse(b.Config.SiteURL); err == nil && u.Path != "" {
+	if u, err := url.Parse(b.Config.SiteURL); err == nil && u.Path != "" && !servedAtRoot {
 		root = u.Path
 		if !strings.HasSuffix(root, "/") {
 			root += "/"

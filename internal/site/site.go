@@ -51,6 +51,11 @@ type Options struct {
 	// Theme is the theme to use; nil means Book.Root/theme when that folder
 	// holds a page.html, else the embedded default theme.
 	Theme fs.FS
+	// ServedAtRoot says the site is served at the root of its address
+	// (bookgen serve on http://127.0.0.1:3000/), so 404.html refers to
+	// the site's files from "/" even when book.toml's site-url has a path
+	// ("https://example.org/book/"), as mdbook serve does.
+	ServedAtRoot bool
 }
 
 // Write writes the site of b into the folder out. pages[i] is the rendering
@@ -77,7 +82,7 @@ func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result
 	if th == nil {
 		th = defaultTheme(b.Root)
 	}
-	files, err := generate(b, pages, th)
+	files, err := generate(b, pages, th, opt.ServedAtRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +179,7 @@ func (f files) add(name string, data []byte) error {
 type assets struct{ css, js, themeJS, search, searchLib string }
 
 // generate produces every file of the site in memory.
-func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
+func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (files, error) {
 	out := files{}
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
@@ -247,7 +252,7 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS) (files, error) {
 		}
 	}
 	if _, taken := out["404.html"]; !taken {
-		html, err := notFound(tmpl, b, a)
+		html, err := notFound(tmpl, b, a, servedAtRoot)
 		if err != nil {
 			return nil, err
 		}

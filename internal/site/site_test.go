@@ -578,3 +578,23 @@ func TestPrintURLSamePage(t *testing.T) {
 		}
 	}
 }
+
+// TestNotFoundServedAtRoot checks 404.html's absolute links: from
+// site-url's path for the deployed site, from "/" when the site is served
+// at the root of its address (bookgen serve).
+func TestNotFoundServedAtRoot(t *testing.T) {
+	for _, tc := range []struct {
+		atRoot bool
+		want   string
+	}{{false, `href="/book/assets/book.`}, {true, `href="/assets/book.`}} {
+		b, pages := testBook(t)
+		b.Config.SiteURL = "https://example.org/book/"
+		out := filepath.Join(t.TempDir(), "site")
+		if _, err := Write(b, pages, out, Options{ServedAtRoot: tc.atRoot}); err != nil {
+			t.Fatal(err)
+		}
+		if nf := read(t, filepath.Join(out, "404.html")); !strings.Contains(nf, tc.want) {
+			t.Errorf("ServedAtRoot %v: 404.html lacks %s", tc.atRoot, tc.want)
+		}
+	}
+}
