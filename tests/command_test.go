@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -133,4 +134,102 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
 	os.Exit(code)
+}
+
+// TestBuildInterrupted sends SIGINT to bookgen build while it runs a
+// transcript command that never ends: the build stops promptly with status
+// 130, says it was interrupted (not "context canceled"), leaves the
+// previous site as it was and no temporary folder beside it, and leaves no
+// process behind.
+func TestBuildInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":                "module example.com/hang\n\ngo 1.26\n",
+		"book/SUMMARY.md":       "# Summary\n\n- [Chapter](ch.md)\n",
+		"book/ch.md":            "# Chapter\n\n```console timeout=2m\n$ go run ./examples/hang\ndone\n```\n",
+		"examples/hang/main.go": "// Command hang never finishes.\npackage main\n\nimport \"time\"\n\nfunc main() { time.Sleep(time.Hour) }\n",
+		"out/.bookgen-site":     "",
+		"out/index.html":        "previous site",
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bookgen(t), "build", "-o", "out")
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the transcript's program runs (its binary is built by
+	// go run under a go-build folder and named hang). Without /proc, give
+	// it a few seconds instead.
+	_, noProc := os.Stat("/proc/self/comm")
+	if noProc != nil {
+		time.Sleep(5 * time.Second)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for noProc == nil && !hangRunning() {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the transcript never started; stderr: %s", e.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("bookgen build did not stop within 30s of SIGINT")
+	}
+	t.Logf("stopped %v after SIGINT", time.Since(start).Round(time.Millisecond))
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit: %v, want status 130", err)
+	}
+	if !strings.Contains(e.String(), "bookgen: interrupted;") || strings.Contains(e.String(), "context canceled") {
+		t.Errorf("stderr = %q, want it to say the build was interrupted", e.String())
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "out", "index.html")); err != nil || string(got) != "previous site" {
+		t.Errorf("previous site changed: %q, %v", got, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, en := range entries {
+		if strings.HasPrefix(en.Name(), ".out.") {
+			t.Errorf("left behind: %s", en.Name())
+		}
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for noProc == nil && hangRunning() {
+		if time.Now().After(deadline) {
+			t.Error("the transcript's program still runs after bookgen stopped")
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// hangRunning reports whether a process whose executable is named hang
+// runs (the program of TestBuildInterrupted's transcript).
+func hangRunning() bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) == "hang" {
+			return true
+		}
+	}
+	return false
 }

@@ -16,7 +16,8 @@
 // go.mod and book/SUMMARY.md (book/book.toml is optional). A relative -o
 // is taken relative to that root.
 // Problems print as "file:line: message" with an indented detail; the exit
-// status is then 1 (2 for a usage error).
+// status is then 1 (2 for a usage error). Ctrl-C stops build and test with
+// status 130, leaving the output folder as it was.
 package main
 
 import (
@@ -43,6 +44,11 @@ const usage = `usage:
   bookgen test  [--bless] [--root .] [-v]
   bookgen serve [--addr 127.0.0.1:3000] [--poll 500ms] [-o site] [--root .] [-v]
 `
+
+// exitInterrupted is the exit status after Ctrl-C (SIGINT) or SIGTERM
+// stopped a build or test: 128 + 2, as shells report a process that
+// SIGINT ended.
+const exitInterrupted = 130
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -108,6 +114,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "build":
 		res, err := build.Build(ctx, opt)
+		if err != nil && ctx.Err() != nil {
+			// Ctrl-C: say so rather than "context canceled".
+			fmt.Fprintf(stderr, "bookgen: interrupted; %s is unchanged\n", res.Out)
+			return exitInterrupted
+		}
 		if err != nil {
 			build.PrintError(stderr, err)
 			return 1
@@ -115,6 +126,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "bookgen: built %s: %s\n", res.Out, res.Summary())
 	case "test":
 		res, err := build.Test(ctx, opt)
+		if err != nil && ctx.Err() != nil {
+			fmt.Fprintln(stderr, "bookgen: interrupted")
+			return exitInterrupted
+		}
 		if opt.Verify.Bless {
 			printBlessed(stdout, res)
 		}
