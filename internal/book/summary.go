@@ -277,7 +277,9 @@ func (p *summaryParser) link(s string) (*Item, error) {
 		if j < 0 {
 			return nil, p.errorf("unterminated link %q: want [Title](file.md)", clip(s))
 		}
-		target, rest = rest[:j], rest[j+1:]
+		// CommonMark allows white space around a destination:
+		// "[A]( a.md )" links a.md, and "[A](  )" is a draft as in mdBook.
+		target, rest = strings.TrimSpace(rest[:j]), rest[j+1:]
 		if strings.ContainsAny(target, " \t") {
 			return nil, p.errorf("link target %q contains a space: write <%s> or use %%20", target, target)
 		}

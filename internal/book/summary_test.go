@@ -47,6 +47,13 @@ func TestParseSummary(t *testing.T) {
 		want  string
 	}{
 		{
+			// CommonMark trims white space around a link destination.
+			name:  "white space around a target",
+			src:   "- [A]( a.md )\n- [Draft](  )\n",
+			title: "",
+			want:  "num 1. A (a.md)@1\nnum 2. Draft (draft)@2\n",
+		},
+		{
 			name:  "full mdBook example",
 			src:   "# Summary\n\n[Preface](preface.md)\n\n# Part one\n\n- [First](first.md)\n- [Second](second.md)\n    - [Sub](sub/a.md)\n    - [Draft]()\n        - [Deep](deep.md)\n\n# Part two\n\n* [Third](third.md)\n\n---\n\n[Appendix](appendix.md)\n",
 			title: "Summary",
