@@ -79,6 +79,14 @@ func (m *Machine) Changed(name string) <-chan struct{} {
 	return ch
 }
 
+// Waiting returns how many streams have a Changed channel outstanding
+// (readers waiting on them); for tests that check no entry is left behind.
+func (m *Machine) Waiting() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.waiters)
+}
+
 // Snapshot returns the whole state as bytes (JSON, maps in key order, so
 // equal states give equal snapshots).
 func (m *Machine) Snapshot() ([]byte, error) {

@@ -17,7 +17,8 @@ import (
 // while they wait. Expiry is a matter of the clock, not of a command, so
 // nothing wakes them; they must still learn of it when it happens: the
 // long-poll answers 404 and the SSE response ends, well before their own
-// timeouts (long-poll 10s, SSE 60s).
+// timeouts (long-poll 10s, SSE 60s). Afterwards the machine keeps no
+// waiter entry for the stream.
 // Reference: PROTOCOL.md 5.1 (an expired stream is treated as deleted).
 func TestWaitingReadersSeeExpiry(t *testing.T) {
 	m := stream.NewMachine()
@@ -73,6 +74,15 @@ func TestWaitingReadersSeeExpiry(t *testing.T) {
 				if strings.Contains(a.what, "sse") && a.status != 200 {
 					t.Errorf("%s: %d %q, want 200 and an end", a.what, a.status, a.body)
 				}
+			}
+			// Both readers have left and the stream is gone: no waiter
+			// entry may stay behind for it (no later command removes it).
+			// (Polled briefly: a handler finishes just after its answer.)
+			for i := 0; m.Waiting() != 0 && i < 100; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := m.Waiting(); n != 0 {
+				t.Errorf("%d streams still have waiters after their readers left", n)
 			}
 		})
 	}
