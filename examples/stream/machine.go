@@ -18,12 +18,18 @@ import (
 type Machine struct {
 	mu      sync.RWMutex
 	st      *State
-	waiters map[string]chan struct{}
+	waiters map[string]*waiter
+}
+
+// waiter is one stream's Changed channel and how many readers hold it.
+type waiter struct {
+	ch chan struct{}
+	n  int
 }
 
 // NewMachine returns a machine with no streams.
 func NewMachine() *Machine {
-	return &Machine{st: NewState(), waiters: map[string]chan struct{}{}}
+	return &Machine{st: NewState(), waiters: map[string]*waiter{}}
 }
 
 // Apply decodes a command, applies it, wakes the stream's waiters and returns
@@ -52,31 +58,46 @@ func (m *Machine) ApplyCommand(c Command) Result {
 }
 
 func (m *Machine) wakeLocked(name string) {
-	if ch, ok := m.waiters[name]; ok {
-		close(ch)
+	if w, ok := m.waiters[name]; ok {
+		close(w.ch)
 		delete(m.waiters, name)
 	}
 }
 
 func (m *Machine) wakeAllLocked() {
-	for name, ch := range m.waiters {
-		close(ch)
+	for name, w := range m.waiters {
+		close(w.ch)
 		delete(m.waiters, name)
 	}
 }
 
 // Changed returns a channel that is closed the next time a command is
-// applied to the named stream (or the machine is restored). Take it before
-// reading, then wait on it, and no change is missed.
-func (m *Machine) Changed(name string) <-chan struct{} {
+// applied to the named stream (or the machine is restored), and a release
+// func the reader must call once when it stops waiting (it may be called
+// more than once). Take it before reading, then wait on it, and no change is
+// missed. The entry for the stream goes when the channel is closed or when
+// its last reader releases it, so a stream that expires (no command) while
+// readers wait leaves nothing behind.
+func (m *Machine) Changed(name string) (<-chan struct{}, func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ch, ok := m.waiters[name]
+	w, ok := m.waiters[name]
 	if !ok {
-		ch = make(chan struct{})
-		m.waiters[name] = ch
+		w = &waiter{ch: make(chan struct{})}
+		m.waiters[name] = w
 	}
-	return ch
+	w.n++
+	var once sync.Once
+	return w.ch, func() {
+		once.Do(func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			w.n--
+			if w.n == 0 && m.waiters[name] == w {
+				delete(m.waiters, name)
+			}
+		})
+	}
 }
 
 // Waiting returns how many streams have a Changed channel outstanding

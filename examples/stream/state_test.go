@@ -299,3 +299,40 @@ func TestReincarnate(t *testing.T) {
 		t.Fatalf("append with old token: %+v", r)
 	}
 }
+
+// TestChangedRelease checks the waiter bookkeeping: readers of one stream
+// share a channel, the entry stays while any of them holds it, a command
+// closes it, and it goes when the last reader releases it without a change
+// (the case of a stream that expires while readers wait).
+func TestChangedRelease(t *testing.T) {
+	m := NewMachine()
+	a, releaseA := m.Changed("s")
+	b, releaseB := m.Changed("s")
+	if a != b || m.Waiting() != 1 {
+		t.Fatalf("two readers of one stream: same channel %v, %d entries; want true, 1", a == b, m.Waiting())
+	}
+	releaseA()
+	releaseA() // a second call changes nothing
+	if m.Waiting() != 1 {
+		t.Fatalf("after one of two readers left: %d entries, want 1", m.Waiting())
+	}
+	m.ApplyCommand(create("s", "text/plain"))
+	select {
+	case <-b:
+	default:
+		t.Fatal("a command on the stream did not close its channel")
+	}
+	releaseB() // after the close: no effect on a newer entry
+	c, releaseC := m.Changed("s")
+	if c == b || m.Waiting() != 1 {
+		t.Fatalf("after the close: new channel %v, %d entries; want true, 1", c != b, m.Waiting())
+	}
+	releaseB()
+	if m.Waiting() != 1 {
+		t.Fatal("a stale release removed a newer reader's entry")
+	}
+	releaseC()
+	if m.Waiting() != 0 {
+		t.Fatalf("after the last reader left: %d entries, want 0", m.Waiting())
+	}
+}

@@ -912,8 +912,14 @@ func (s *Server) longPollTimeout() time.Duration {
 func (s *Server) longPoll(w http.ResponseWriter, r *http.Request, name string, off int64, atNow bool) {
 	deadline := time.NewTimer(s.longPollTimeout())
 	defer deadline.Stop()
+	// Each round's Changed channel is released when the next round takes
+	// one and when the reader leaves, so no waiter entry outlives it.
+	release := func() {}
+	defer func() { release() }()
 	for {
-		changed := s.M.Changed(name)
+		release()
+		var changed <-chan struct{}
+		changed, release = s.M.Changed(name)
 		rr, ok := s.readAt(w, name, off, s.maxRead())
 		if !ok {
 			return
@@ -979,8 +985,14 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request, name string, off in
 	// Every round of writes gets a fresh deadline, and so does the final
 	// flush net/http makes after the handler returns.
 	defer s.writeDeadline(w)
+	// Each round's Changed channel is released when the next round takes
+	// one and when the reader leaves, so no waiter entry outlives it.
+	release := func() {}
+	defer func() { release() }()
 	for {
-		changed := s.M.Changed(name)
+		release()
+		var changed <-chan struct{}
+		changed, release = s.M.Changed(name)
 		rr, o := s.M.Read(name, off, s.maxRead(), s.now().UnixNano())
 		s.writeDeadline(w)
 		if o != "" {
