@@ -1,0 +1,58 @@
+package node
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestRestartDefaultRaftAddrs starts a durable three-voter cluster with the
+// default Raft address (port 0: free ports), appends, closes it and starts
+// it again on the same directory with the same options. The voters' stored
+// configuration names the Raft addresses of the first start, so the second
+// start must listen there again; then a leader is elected and the appends
+// are still in the stream.
+// Reference: Raft §5.2 (a voter restarts from its persistent state and
+// must be reachable at the address its peers know).
+func TestRestartDefaultRaftAddrs(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Voters: 3, Dir: dir, HeartbeatTimeout: 100 * time.Millisecond,
+		ElectionTimeout: 100 * time.Millisecond, LeaderLeaseTimeout: 50 * time.Millisecond}
+	c, err := Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("PUT", c.Nodes[0].URL+"/v1/stream/db", nil)
+	req.Header.Set("Content-Type", "text/plain")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 201 {
+		c.Close()
+		t.Fatalf("PUT: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	for seq := range 3 {
+		if r := post(t, c.Nodes[seq].URL, 1, seq, "x"); r.StatusCode != 200 {
+			c.Close()
+			t.Fatalf("append seq %d: %s", seq, r.Status)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err = Start(opts)
+	if err != nil {
+		t.Fatalf("restart on the same directory: %v", err)
+	}
+	defer c.Close()
+	resp, err = http.Get(c.Nodes[1].URL + "/v1/stream/db?offset=-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "xxx" {
+		t.Errorf("read after restart: %s %q, want 200 \"xxx\"", resp.Status, b)
+	}
+}
