@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ownership-book/ownership/examples/replica"
@@ -29,9 +31,10 @@ type Options struct {
 	// Port 0 gives each voter a free port. Default "127.0.0.1:0".
 	HTTPAddr string
 	// RaftAddr is voter A's Raft transport address; B and C use the next
-	// ports. Port 0 gives each voter a free port, which suits a cluster that
-	// is not restarted; a durable cluster of three restarted later needs
-	// fixed ports. Default "127.0.0.1:0".
+	// ports. Port 0 gives each voter a free port. Default "127.0.0.1:0".
+	// With a Dir, the addresses chosen at the first start are recorded in
+	// Dir/raft-peers and every later start uses those (the voters' stored
+	// configuration names them), whatever RaftAddr says.
 	RaftAddr string
 	// LongPoll, MaxBody: see server.Server.
 	LongPoll time.Duration
@@ -93,6 +96,68 @@ func addrs(base string, n int) ([]string, error) {
 	return out, nil
 }
 
+// PeersFile, in a cluster's data directory, records each voter's Raft
+// address, one "ID host:port" line per voter (e.g. "A 127.0.0.1:40123").
+// The voters' Raft logs hold the same addresses in their configuration, so
+// a cluster restarted on the directory must listen there again.
+const PeersFile = "raft-peers"
+
+// raftPeers returns the n voters' Raft addresses: those recorded in
+// dir/PeersFile when it exists, otherwise addrs(base, n), recorded there
+// (when dir is not "") before any voter starts.
+//
+// Errors: a PeersFile that cannot be read, is malformed or holds another
+// number of voters, naming the file and line; a bad base address.
+func raftPeers(dir, base string, n int) ([]string, error) {
+	if dir == "" {
+		return addrs(base, n)
+	}
+	path := filepath.Join(dir, PeersFile)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		if len(lines) != n {
+			return nil, fmt.Errorf("%s: the data directory holds %d voters, not %d", path, len(lines), n)
+		}
+		out := make([]string, n)
+		for i, line := range lines {
+			f := strings.Fields(line)
+			id := string(rune('A' + i))
+			if len(f) != 2 || f[0] != id {
+				return nil, fmt.Errorf("%s:%d: want \"%s host:port\", got %q", path, i+1, id, line)
+			}
+			if _, _, err := net.SplitHostPort(f[1]); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+			}
+			out[i] = f[1]
+		}
+		return out, nil
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, err
+	}
+	out, err := addrs(base, n)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for i, a := range out {
+		fmt.Fprintf(&b, "%c %s\n", 'A'+i, a)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Start opens the voters, starts their HTTP servers and waits until a leader
 // is known (at most 30s). Errors: bad addresses, ports in use, stores that
 // cannot be opened, no leader in time.
@@ -110,7 +175,7 @@ func Start(opts Options) (*Cluster, error) {
 	if opts.RaftAddr == "" {
 		opts.RaftAddr = "127.0.0.1:0"
 	}
-	raftAddrs, err := addrs(opts.RaftAddr, n)
+	raftAddrs, err := raftPeers(opts.Dir, opts.RaftAddr, n)
 	if err != nil {
 		return nil, fmt.Errorf("node: raft %w", err)
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,6 +40,16 @@ func TestRestartDefaultRaftAddrs(t *testing.T) {
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
+	}
+
+	// Another number of voters on the directory is refused, naming the file.
+	one := opts
+	one.Voters = 1
+	if c1, err := Start(one); err == nil || !strings.Contains(err.Error(), PeersFile) {
+		if c1 != nil {
+			c1.Close()
+		}
+		t.Errorf("one voter on a three-voter directory: %v, want an error naming %s", err, PeersFile)
 	}
 
 	c, err = Start(opts)

@@ -28,8 +28,8 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:4437", "HTTP address of voter A (B and C take the next ports; port 0: free ports)")
-	raftAddr := flag.String("raft-addr", "127.0.0.1:0", "Raft transport address of voter A (B and C take the next ports; port 0: free ports, so a durable three-voter cluster restarted later needs a fixed port here)")
-	data := flag.String("data", "", "data directory: Raft log, stable store and snapshots per voter (\"\": in memory)")
+	raftAddr := flag.String("raft-addr", "127.0.0.1:0", "Raft transport address of voter A (B and C take the next ports; port 0: free ports); with -data, the addresses of the first start are kept in DIR/raft-peers and reused on restart")
+	data := flag.String("data", "", "data directory: Raft log, stable store and snapshots per voter, and the voters' Raft addresses (raft-peers) (\"\": in memory)")
 	cluster := flag.Int("cluster", 1, "number of voters: 1 or 3")
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
 	maxBody := flag.Int64("max-body", 1<<20, "largest request body in bytes (larger: 413)")
