@@ -213,7 +213,8 @@ func Start(opts Options) (*Cluster, error) {
 		nd.ln = ln
 		nd.URL = "http://" + ln.Addr().String()
 		nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
-			BodyTimeout: opts.BodyTimeout, WriteTimeout: opts.WriteTimeout, Redirect: c.redirect, Forward: true}
+			BodyTimeout: opts.BodyTimeout, WriteTimeout: opts.WriteTimeout, Redirect: c.redirect, Forward: true,
+			NewLeader: c.newLeader(g)}
 		nd.http = &http.Server{Handler: nd.Server, ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, 10*time.Second),
 			IdleTimeout: orDefault(opts.IdleTimeout, 2*time.Minute)}
 	}
@@ -309,6 +310,32 @@ func (c *Cluster) redirect(err error) (string, bool) {
 		return "", false
 	}
 	return nd.URL, true
+}
+
+// newLeader returns the server's NewLeader for the voter of g: it polls
+// every 10 ms, for at most electionWait, until g knows a leader whose URL is
+// not old (the voter the forward could not reach), and returns that URL.
+// The new leader may be g's own voter; forwarding to itself then serves the
+// request there.
+func (c *Cluster) newLeader(g *replica.Group) func(ctx context.Context, old string) (string, bool) {
+	return func(ctx context.Context, old string) (string, bool) {
+		ctx, cancel := context.WithTimeout(ctx, electionWait)
+		defer cancel()
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if id, ok := g.Leader(); ok {
+				if nd := c.byID[id]; nd != nil && nd.URL != old {
+					return nd.URL, true
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return "", false
+			case <-t.C:
+			}
+		}
+	}
 }
 
 // Leader waits until some voter is leader and returns it.

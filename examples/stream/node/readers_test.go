@@ -148,8 +148,9 @@ func TestFollowerReadersSurviveLeaderChange(t *testing.T) {
 			t.Fatal("a long-poll reader on a follower hangs after the leader died")
 		}
 	}
-	// A new leader among the two left; the follower answers 5xx with
-	// Retry-After until it knows it, then serves again.
+	// A new leader among the two left; until the follower knows it, an
+	// append is answered 5xx with Retry-After or (the dead leader's port
+	// refusing the connection) waits for it, then is served.
 	start, refused := time.Now(), 0
 	for {
 		req, _ := http.NewRequestWithContext(ctx, "POST", follower.URL+"/v1/stream/s", strings.NewReader("after"))

@@ -29,10 +29,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ownership-book/ownership/examples/stream"
@@ -123,6 +125,14 @@ type Server struct {
 	// redirecting the client: clients that cannot resend a body on a 307
 	// (fetch with a byte-array body) then work against any voter.
 	Forward bool
+	// NewLeader, if set, waits until this voter knows a leader other than
+	// the one at base and returns the new leader's base URL (ok false when
+	// none is known by the time ctx ends or its own bound passes). Forward
+	// uses it when the connection to the leader was refused or could not
+	// be dialed: the request certainly never reached that leader (it has
+	// died, an election is under way), so sending it to the new leader
+	// cannot apply it twice. nil: answer 502 with Retry-After at once.
+	NewLeader func(ctx context.Context, base string) (newBase string, ok bool)
 }
 
 // Prefix is the path under which streams live.
@@ -353,7 +363,21 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, base string, bo
 	req.Header = r.Header.Clone()
 	req.Header.Set(HeaderForwarded, strconv.Itoa(hops))
 	req.Host = r.Host
+	// gotConn records whether any connection to the leader was obtained:
+	// net/http may resend a request on a new connection after an old one
+	// broke, and then a dial error would hide that the first try reached
+	// the leader.
+	var gotConn atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
+	}))
 	resp, err := forwardClient.Do(req)
+	if err != nil && s.NewLeader != nil && hops < maxHops && !gotConn.Load() && dialFailed(err) {
+		if nb, ok := s.NewLeader(r.Context(), base); ok {
+			s.forward(w, r, strings.TrimSuffix(nb, "/"), body, hops+1)
+			return
+		}
+	}
 	if err != nil {
 		w.Header().Set("Retry-After", "1")
 		httpError(w, http.StatusBadGateway, "forward to leader %s: %v", base, err)
@@ -387,6 +411,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, base string, bo
 			panic(http.ErrAbortHandler)
 		}
 	}
+}
+
+// dialFailed reports whether a forward failed while dialing the leader
+// (connection refused, no route, dial timeout). With no connection ever
+// obtained (see forward), no byte of the request left this voter. Any later
+// failure (a broken connection, a lost answer) may come after the leader
+// received the request, and is not retried.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 func (s *Server) apply(ctx context.Context, w http.ResponseWriter, r *http.Request, c stream.Command, body []byte) (stream.Result, bool) {
