@@ -283,6 +283,22 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 
 // jsonMessages splits a JSON body into messages, flattening one level of
 // array (PROTOCOL.md 9.1.2). allowEmpty permits [] (a PUT).
+// bodyMessages splits a create or append body into the stream's messages:
+// with asJSON, one message per element of a JSON array (or the one JSON
+// value), else the body as one message. Invalid JSON is answered 400 naming
+// the stream, and ok is false.
+func bodyMessages(w http.ResponseWriter, name string, body []byte, asJSON, allowEmpty bool) (msgs [][]byte, ok bool) {
+	if !asJSON {
+		return [][]byte{body}, true
+	}
+	msgs, err := jsonMessages(body, allowEmpty)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+		return nil, false
+	}
+	return msgs, true
+}
+
 func jsonMessages(b []byte, allowEmpty bool) ([][]byte, error) {
 	if !json.Valid(b) {
 		return nil, errors.New("body is not valid JSON")
@@ -508,15 +524,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 				ct = info.ContentType
 			}
 		}
-		if stream.IsJSONType(ct) {
-			msgs, err := jsonMessages(body, true)
-			if err != nil {
-				httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
-				return
-			}
-			c.Messages = msgs
-		} else {
-			c.Messages = [][]byte{body}
+		if c.Messages, ok = bodyMessages(w, name, body, stream.IsJSONType(ct), true); !ok {
+			return
 		}
 	}
 	res, ok := s.apply(r.Context(), w, r, c, body)
@@ -619,15 +628,10 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request, name string) {
 			return
 		}
 		info, o := s.M.Stat(name, s.now().UnixNano())
-		if o == "" && stream.IsJSONType(c.ContentType) && stream.IsJSONType(info.ContentType) && !info.Closed {
-			msgs, err := jsonMessages(body, false)
-			if err != nil {
-				httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
-				return
-			}
-			c.Messages = msgs
-		} else {
-			c.Messages = [][]byte{body}
+		asJSON := o == "" && stream.IsJSONType(c.ContentType) && stream.IsJSONType(info.ContentType) && !info.Closed
+		var ok bool
+		if c.Messages, ok = bodyMessages(w, name, body, asJSON, false); !ok {
+			return
 		}
 	}
 	res, ok := s.apply(r.Context(), w, r, c, body)
