@@ -349,12 +349,14 @@ func TestPrintSitemapAndSearchIndex(t *testing.T) {
 // heading such as "Help title" cannot give a page the same id twice.
 func TestTemplateIDsAreReserved(t *testing.T) {
 	ids := regexp.MustCompile(`\bid="([^"{]+)"|\.id = "([^"]+)"`)
+	found := 0
 	for _, name := range []string{"page.html", "book.js", "theme.js"} {
 		data, err := fs.ReadFile(theme.FS, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range ids.FindAllStringSubmatch(string(data), -1) {
+			found++
 			id := m[1] + m[2]
 			if strings.HasSuffix(id, "-") {
 				id += "0" // "search-result-" + i
@@ -368,11 +370,18 @@ func TestTemplateIDsAreReserved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range ids.FindAllStringSubmatch(string(live), -1) {
+	liveIDs := ids.FindAllStringSubmatch(string(live), -1)
+	for _, m := range liveIDs {
 		if id := m[1] + m[2]; !render.Reserved(id) {
 			t.Errorf("internal/serve/live.js uses id %q, which render.ReservedIDs does not keep from headings", id)
 		}
 	}
+	// The template has several ids and live.js sets one; finding none means
+	// the pattern no longer matches how they are written, not that all is well.
+	if found < 5 || len(liveIDs) == 0 {
+		t.Errorf("found %d ids in the theme and %d in live.js; the id pattern no longer matches them", found, len(liveIDs))
+	}
+	t.Logf("%d theme ids and %d live.js ids checked", found, len(liveIDs))
 }
 
 // copyTheme copies the embedded theme into root/theme, leaving out the
