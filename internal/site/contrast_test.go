@@ -94,6 +94,11 @@ func TestThemeContrast(t *testing.T) {
 			t.Errorf("dark palette: %s is %q under [data-theme=dark] but %q under prefers-color-scheme", k, v, media[k])
 		}
 	}
+	for k, v := range media {
+		if _, ok := dark[k]; !ok {
+			t.Errorf("dark palette: %s is %q under prefers-color-scheme but missing under [data-theme=dark]", k, v)
+		}
+	}
 	pairs := [][2]string{
 		{"--fg", "--bg"}, {"--muted", "--bg"}, {"--link", "--bg"}, {"--link-visited", "--bg"},
 		{"--fg", "--code-bg"}, {"--muted", "--code-bg"}, {"--link", "--code-bg"},
