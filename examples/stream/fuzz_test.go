@@ -18,17 +18,34 @@ func FuzzAppendRefusalChangesNothing(f *testing.F) {
 	f.Add("q", uint64(0), uint64(3), []byte("x"), false, "application/json", "i")
 	f.Fuzz(func(t *testing.T, id string, epoch, seq uint64, data []byte, closeIt bool, ct, inc string) {
 		m := NewMachine()
-		m.ApplyCommand(create("s", "text/plain"))
-		m.ApplyCommand(appendP("s", "p", 7, 0, "a"))
-		m.ApplyCommand(appendP("s", "p", 7, 1, "b"))
-		before, _ := m.Snapshot()
+		// The fixed history must hold, or every input is refused for a
+		// missing stream and the checks below test nothing.
+		for _, h := range []struct {
+			c    Command
+			want Outcome
+		}{
+			{create("s", "text/plain"), Created},
+			{appendP("s", "p", 7, 0, "a"), Appended},
+			{appendP("s", "p", 7, 1, "b"), Appended},
+		} {
+			if r := m.ApplyCommand(h.c); r.Outcome != h.want {
+				t.Fatalf("history %s: %s (%s), want %s", h.c.Op, r.Outcome, r.Message, h.want)
+			}
+		}
+		before, err := m.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
 		c := Command{Op: OpAppend, Stream: "s", Now: t0, ContentType: ct, Close: closeIt,
 			Producer: &Producer{ID: id, Epoch: epoch, Seq: seq}, Incarnation: inc}
 		if len(data) > 0 {
 			c.Messages = [][]byte{data}
 		}
 		r := m.ApplyCommand(c)
-		after, _ := m.Snapshot()
+		after, err := m.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
 		switch r.Outcome {
 		case Appended, ClosedNow:
 			p := m.st.Streams["s"].Producers[id]
