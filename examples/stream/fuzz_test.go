@@ -68,14 +68,22 @@ func FuzzDecodeCommand(f *testing.F) {
 	f.Add([]byte(`not json`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m := NewMachine()
-		m.ApplyCommand(create("s", "text/plain"))
-		before, _ := m.Snapshot()
+		if r := m.ApplyCommand(create("s", "text/plain")); r.Outcome != Created {
+			t.Fatalf("create s: %s (%s)", r.Outcome, r.Message)
+		}
+		before, err := m.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
 		r, err := DecodeResult(m.Apply(b))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, derr := DecodeCommand(b); derr != nil {
-			after, _ := m.Snapshot()
+			after, err := m.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if r.Outcome != BadRequest || !bytes.Equal(before, after) {
 				t.Fatalf("undecodable command: %s, state changed: %v", r.Outcome, !bytes.Equal(before, after))
 			}
