@@ -103,7 +103,10 @@ func TestMachineRefusesAlikeAndChangesNothing(t *testing.T) {
 	if string(ok) != `{"state":{"kind":"Unowned","epoch":1,"intended_owner":"A"},"token":{"actor":"","epoch":0,"holder":""}}` {
 		t.Fatalf("create outcome %s", ok)
 	}
-	snap, _ := m.Snapshot()
+	snap, err := m.Snapshot()
+	if err != nil || len(snap) == 0 {
+		t.Fatalf("snapshot after create: %q, %v", snap, err)
+	}
 	for _, cmd := range [][]byte{
 		[]byte(`not json`),
 		mustJSON(Request{Op: ownership.OpAcquire, Actor: "x", Caller: "B", Epoch: 1}),
@@ -115,16 +118,16 @@ func TestMachineRefusesAlikeAndChangesNothing(t *testing.T) {
 		if !containsError(out) {
 			t.Fatalf("entry %s: outcome %s, want an error", cmd, out)
 		}
-		if got, _ := m.Snapshot(); string(got) != string(snap) {
-			t.Fatalf("entry %s changed the record: %s", cmd, got)
+		if got, err := m.Snapshot(); err != nil || string(got) != string(snap) {
+			t.Fatalf("entry %s changed the record: %s (%v)", cmd, got, err)
 		}
 	}
 	other := NewMachine()
 	if err := other.Restore(snap); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := other.Snapshot(); string(got) != string(snap) {
-		t.Fatalf("restored snapshot %s, want %s", got, snap)
+	if got, err := other.Snapshot(); err != nil || string(got) != string(snap) {
+		t.Fatalf("restored snapshot %s (%v), want %s", got, err, snap)
 	}
 }
 
