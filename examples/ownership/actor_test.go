@@ -17,6 +17,17 @@ func mustActor(t *testing.T, s State) *Actor {
 	return a
 }
 
+// mustMarshal encodes a; a failed encoding fails the test, so two failed
+// encodings can never compare equal as empty bytes.
+func mustMarshal(t *testing.T, a *Actor) []byte {
+	t.Helper()
+	b, err := a.MarshalBinary()
+	if err != nil || len(b) == 0 {
+		t.Fatalf("MarshalBinary: %q, %v", b, err)
+	}
+	return b
+}
+
 // An actor created Owned has its owner's token; Acquire is the only
 // transition that issues one, and issued tokens are never removed.
 // Reference: chapter "Ownership: epochs and fencing", section "Tokens are
@@ -66,7 +77,7 @@ func TestActorHandoverIssuesTokens(t *testing.T) {
 // step by step".
 func TestActorRefusalChangesNothing(t *testing.T) {
 	a := mustActor(t, ownedA)
-	before, _ := a.MarshalBinary()
+	before := mustMarshal(t, a)
 	for _, c := range []Command{
 		{Op: OpBeginTransfer, Caller: "B", To: "C"},
 		{Op: OpBeginTransfer, Caller: "A", To: "A"},
@@ -83,7 +94,7 @@ func TestActorRefusalChangesNothing(t *testing.T) {
 		if tok != (Token{}) {
 			t.Fatalf("refused %v returned token %v", c, tok)
 		}
-		after, _ := a.MarshalBinary()
+		after := mustMarshal(t, a)
 		if string(after) != string(before) {
 			t.Fatalf("refused %v changed the actor:\n%s\n%s", c, before, after)
 		}
@@ -184,7 +195,7 @@ func TestMarshalBinary(t *testing.T) {
 	}
 	for _, s := range []State{transferringA, unownedB} {
 		e := mustActor(t, s)
-		b, _ := e.MarshalBinary()
+		b := mustMarshal(t, e)
 		var d Actor
 		if err := d.UnmarshalBinary(b); err != nil || d.State() != s {
 			t.Fatalf("round trip of %v: %v %v (%s)", s, d.State(), err, b)
@@ -212,11 +223,11 @@ func TestUnmarshalBinaryRejects(t *testing.T) {
 	}
 	for name, in := range cases {
 		a := mustActor(t, ownedA)
-		before, _ := a.MarshalBinary()
+		before := mustMarshal(t, a)
 		if err := a.UnmarshalBinary([]byte(in)); err == nil {
 			t.Errorf("%s: UnmarshalBinary(%s) succeeded", name, in)
 		}
-		after, _ := a.MarshalBinary()
+		after := mustMarshal(t, a)
 		if string(before) != string(after) {
 			t.Errorf("%s: failed decode changed the actor to %s", name, after)
 		}
