@@ -141,6 +141,9 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	}
 	r := render.New(b)
 	r.Cache = opt.Renders
+	if rep != nil {
+		r.SetClaims(rep.Claims)
+	}
 	pages := make([]*render.Page, len(docs))
 	var errs diag.List
 	for i, d := range docs {

@@ -91,6 +91,7 @@ func (r *Renderer) cacheKey(d *expand.Doc) string {
 		fmt.Fprintf(h, "ch:%s\x00", p)
 	}
 	fmt.Fprintf(h, "repo:%s\x00root:%s", r.book.Config.Repository, r.book.Root)
+	r.claimsKey(h, d)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

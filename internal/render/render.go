@@ -104,6 +104,7 @@ type Renderer struct {
 	md       goldmark.Markdown
 	chapters map[string]bool   // book-relative paths of non-draft chapters
 	probes   map[string]string // what the current render learnt from the file system
+	claims   claimIndex        // see SetClaims
 }
 
 // New returns a Renderer for b. Links are resolved against b's chapters and
@@ -136,7 +137,7 @@ func New(b *book.Book) *Renderer {
 		),
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
-			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100), util.Prioritized(claimRenderer{}, 100)),
 		),
 	)
 	return r
@@ -163,6 +164,8 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 
 // render renders d without the cache.
 func (r *Renderer) render(d *expand.Doc) (*Page, error) {
+	d, generated := r.withChecksTable(d)
+	claimCount := map[string]int{}
 	src := d.Markdown
 	ids := newIDTable()
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
@@ -203,6 +206,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 			return ast.WalkSkipChildren, nil
 		case *ast.Link:
+			r.markClaim(chPath, n, generated[lines.line(linkStart(n))], claimCount)
 			dest, lk, e := r.rewrite(chPath, string(n.Destination))
 			if e != nil {
 				file, line := origin(d, lines.line(blockStart(n)))

@@ -94,7 +94,7 @@ type Options struct {
 
 // Check is one verification that was run or found in the cache.
 type Check struct {
-	Kind    string // "vet", "test", "transcript", "compile", "parse"
+	Kind    string // "vet", "test", "transcript", "compile", "parse", "claims"
 	Subject string // package path, or "book/ch.md:12"
 	Cached  bool
 	Elapsed time.Duration
@@ -109,6 +109,9 @@ type Report struct {
 	// Blessed lists the transcript outputs rewritten by Options.Bless, as
 	// "book/ch.md:12-15: go run ./examples/x".
 	Blessed []string
+	// Claims lists every link naming a claim's check, in reading order,
+	// with whether its check passed (see claims.go).
+	Claims []Claim
 }
 
 // Verify checks the book. A failure is returned as a diag.List naming file
@@ -191,7 +194,12 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 	}
 
+	claims, claimErrs, claimJobs := v.claimJobs(docs)
+	errs = append(errs, claimErrs...)
+	jobs = append(jobs, claimJobs...)
+
 	results := v.runAll(ctx, jobs)
+	rep.Claims = claims
 	var edits []blessEdit
 	for _, r := range results {
 		for _, c := range r.checks {
