@@ -49,6 +49,8 @@ type Coordinator struct {
 	Next func(suspected ownership.NodeID) ownership.NodeID
 }
 
+// ANCHOR: suspect
+
 // Suspect applies v. It returns the record's state after a Revoke, or an
 // error matching ErrNotOwner (nothing changed), or Revoke's own error.
 func (c *Coordinator) Suspect(v Verdict) (ownership.State, error) {
@@ -61,6 +63,8 @@ func (c *Coordinator) Suspect(v Verdict) (ownership.State, error) {
 	}
 	return c.Record.State(), nil
 }
+
+// ANCHOR_END: suspect
 
 // Write is one write a Resource accepted: the token presented and the
 // value, with the record's current epoch when it was accepted.
