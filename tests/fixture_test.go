@@ -90,8 +90,8 @@ func TestGoodFixture(t *testing.T) {
 	if len(links) != 2 {
 		t.Errorf("greet.html has %d claim links, want 2", len(links))
 	}
-	if kinds["claims"] != 1 {
-		t.Errorf("checks by kind %v, want one claims run for examples/greet", kinds)
+	if kinds["test"] != 2 || len(kinds) != 5 {
+		t.Errorf("checks by kind %v, want a test run per package, which the claims share, and no other run", kinds)
 	}
 	if n := len(res.Report.Claims); n != 2 || !res.Report.Claims[0].Passed || res.Report.Claims[1].Text != "epoch 4 is greeted" {
 		t.Errorf("Report.Claims = %+v", res.Report.Claims)
@@ -173,7 +173,7 @@ var badFixtures = []struct {
 		"# Chapter\n\nAn example ([ExampleNext](../examples/calc/calc_test.go#ExampleNext)).\n")},
 	{name: "claim-missing", file: "book/ch.md", line: 3, msg: "claim TestSkipped was skipped", mutate: writeChapter(
 		"# Chapter\n\nA skipped test ([TestSkipped](../examples/calc/calc_test.go#TestSkipped)).\n")},
-	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "claim TestNext failed: go test -run '^TestNext$' ./examples/calc"},
+	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "claim TestNext failed in go test ./examples/calc (alone: go test -run '^TestNext$' ./examples/calc)"},
 	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "Next(3) = 5, want 4"},
 	{name: "bad-utf8", file: "book/ch.md", line: 3, msg: "invalid UTF-8", mutate: func(t *testing.T, root string) {
 		bad := []byte("# Chapter\n\nAn epoch \xff\xfe is not text.\n")

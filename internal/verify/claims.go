@@ -11,25 +11,21 @@ package verify
 // The function must be a test (func TestXxx(*testing.T)), a fuzz target
 // (func FuzzXxx(*testing.F), whose seed corpus go test runs as a test) or
 // an example with an output comment (func ExampleXxx(), which go test runs
-// and compares). verify resolves each such link with go/parser, runs the
-// package's named functions with one
-//
-//	go test -json -run '^(TestA|FuzzB|ExampleC)$' ./examples/x
-//
-// per package (a -run pattern without "/" selects top-level functions and
-// runs every subtest of each), reads each function's own outcome from the
-// JSON events, and fails at the link's file:line when the file or function
-// does not exist or is not a test, or when the function failed, was
-// skipped (a skipped test checks nothing) or did not run. Passing results
-// are cached like every other check, under the command and the content of
-// the package and its local dependencies. Report.Claims lists every claim
+// and compares). verify resolves each such link with go/parser and fails
+// at the link's file:line when the file or function does not exist or is
+// not one go test runs. Its outcome comes from the package's own test
+// check, which runs "go test -json ./examples/x" (without -run, go test
+// runs every test with its subtests, every fuzz target's seed corpus and
+// every example with output) and keeps each top-level function's final
+// action, in its cache entry too: a claim fails at its link when the
+// function failed, was skipped (a skipped test checks nothing) or did not
+// run, and costs no go process of its own. Report.Claims lists every claim
 // in reading order; render marks each link as passing and builds the
 // book's table of checks from the list.
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -44,7 +40,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -521,11 +516,9 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// claimJobs finds the claims of docs and returns them in reading order,
-// the errors of the links that name no check, and one job per package
-// that runs the package's named functions and sets Passed through the
-// returned slice.
-func (v *verifier) claimJobs(docs []*expand.Doc) ([]Claim, diag.List, []job) {
+// findClaims finds the claims of docs, in reading order, and the errors of
+// the links that name no check go test runs.
+func (v *verifier) findClaims(docs []*expand.Doc) ([]Claim, diag.List) {
 	var all []Claim
 	var errs diag.List
 	for _, d := range docs {
@@ -533,20 +526,56 @@ func (v *verifier) claimJobs(docs []*expand.Doc) ([]Claim, diag.List, []job) {
 		all = append(all, c...)
 		errs = append(errs, e...)
 	}
-	byPkg := map[string][]int{}
-	var pkgs []string
-	for i, c := range all {
-		if _, ok := byPkg[c.Package]; !ok {
-			pkgs = append(pkgs, c.Package)
+	return all, errs
+}
+
+// pkgTests is what a package's go test -json run (or its cache entry)
+// says about each top-level function.
+type pkgTests struct {
+	pkg     string
+	status  map[string]string // "pass", "fail", "skip"; nil when nothing ran
+	outputs map[string]string // a function's output with its subtests'
+}
+
+// settleClaims sets Passed on each claim whose function passed in its
+// package's go test run, and returns an error at the link of every other:
+// the function failed, was skipped, or did not run (the package failed to
+// build, or timed out). The package's full run decides, so a claim costs no
+// run of its own: go test without -run runs every test, fuzz target (its
+// seed corpus) and example with output, and FindClaims has made sure the
+// named function is one of those.
+func settleClaims(claims []Claim, results []jobResult) diag.List {
+	byPkg := map[string]*pkgTests{}
+	for _, r := range results {
+		if r.tests != nil {
+			byPkg[r.tests.pkg] = r.tests
 		}
-		byPkg[c.Package] = append(byPkg[c.Package], i)
 	}
-	sort.Strings(pkgs)
-	var jobs []job
-	for _, p := range pkgs {
-		jobs = append(jobs, v.claimJob(p, all, byPkg[p]))
+	var errs diag.List
+	for i := range claims {
+		c := &claims[i]
+		fail := func(detail, format string, a ...any) {
+			e := diag.Errorf(c.File, c.Line, format, a...)
+			e.Detail = detail
+			errs = append(errs, e)
+		}
+		t := byPkg[c.Package]
+		if t == nil {
+			fail("", "claim %s: go test %s was not run", c.Func, c.Package)
+			continue
+		}
+		switch t.status[c.Func] {
+		case "pass":
+			c.Passed = true
+		case "fail":
+			fail(clipOutput(t.outputs[c.Func]), "claim %s failed in go test %s (alone: %s)", c.Func, c.Package, c.Command())
+		case "skip":
+			fail(clipOutput(t.outputs[c.Func]), "claim %s was skipped in go test %s; a skipped test checks nothing", c.Func, c.Package)
+		default:
+			fail("", "claim %s did not run: go test %s failed before it (see that error)", c.Func, c.Package)
+		}
 	}
-	return all, errs, jobs
+	return errs
 }
 
 // testEvent is one line of go test -json (cmd/test2json).
@@ -556,133 +585,44 @@ type testEvent struct {
 	Output string
 }
 
-// claimJob runs the functions that the claims idx of all name in package
-// pkg with one go test -json -run, and records which passed.
-func (v *verifier) claimJob(pkg string, all []Claim, idx []int) job {
-	return func(ctx context.Context) jobResult {
-		var r jobResult
-		seen := map[string]bool{}
-		var names []string
-		for _, i := range idx {
-			if !seen[all[i].Func] {
-				seen[all[i].Func] = true
-				names = append(names, all[i].Func)
-			}
-		}
-		sort.Strings(names)
-		pattern := "^(" + strings.Join(names, "|") + ")$"
-		if len(names) == 1 {
-			pattern = "^" + names[0] + "$"
-		}
-		args := []string{v.goCmd, "test", "-json", "-run", pattern, pkg}
-		subject := pkg + " -run " + pattern
-		failAll := func(detail, format string, a ...any) {
-			for _, i := range idx {
-				e := diag.Errorf(all[i].File, all[i].Line, format, a...)
-				e.Detail = detail
-				r.errs = append(r.errs, e)
-			}
-		}
-		key, err := v.staticKey(ctx, "claims", args[1:]...)
-		if err != nil {
-			failAll("", "claim: go test %s: %v", subject, err)
-			return r
-		}
-		if _, ok := v.cache.lookup(key); ok {
-			v.logf("verify: claims %s: cached", subject)
-			for _, i := range idx {
-				all[i].Passed = true
-			}
-			r.checks = append(r.checks, Check{Kind: "claims", Subject: subject, Cached: true})
-			return r
-		}
-		l, err := v.localDirs(ctx, nil, []string{pkg})
-		if err != nil {
-			failAll("", "claim: %v", err)
-			return r
-		}
-		m := newManifest(v.root, l)
-		res, err := v.exec(ctx, Run{Args: args, Dir: v.root, Timeout: PackageTimeout})
-		r.checks = append(r.checks, Check{Kind: "claims", Subject: subject, Elapsed: res.Elapsed})
-		switch {
-		case err != nil:
-			failAll("", "claim: go test %s: %v", subject, err)
-			return r
-		case res.TimedOut:
-			failAll(clipOutput(string(res.Output)), "claim: go test %s: timeout after %s", subject, fmtDuration(PackageTimeout))
-			return r
-		case res.OutputLimited:
-			failAll("", "claim: go test %s: printed more than %d MiB; its process group was killed", subject, MaxOutput>>20)
-			return r
-		}
-		status, outputs, text := readTestEvents(res.Output)
-		ok := true
-		for _, i := range idx {
-			c := &all[i]
-			fail := func(detail, format string, a ...any) {
-				e := diag.Errorf(c.File, c.Line, format, a...)
-				e.Detail = detail
-				r.errs = append(r.errs, e)
-				ok = false
-			}
-			switch status[c.Func] {
-			case "pass":
-				c.Passed = true
-			case "fail":
-				fail(clipOutput(outputs[c.Func]), "claim %s failed: %s", c.Func, c.Command())
-			case "skip":
-				fail(clipOutput(outputs[c.Func]), "claim %s was skipped by %s; a skipped test checks nothing", c.Func, c.Command())
-			default:
-				fail(clipOutput(text), "claim %s did not run in %s (exit status %d)", c.Func, c.Command(), res.ExitCode)
-			}
-		}
-		if ok && res.ExitCode != 0 {
-			failAll(clipOutput(text), "claim: go test %s exited with status %d", subject, res.ExitCode)
-			ok = false
-		}
-		if !ok {
-			v.logf("verify: claims %s: FAIL (%v)", subject, res.Elapsed.Round(time.Millisecond))
-			return r
-		}
-		v.logf("verify: claims %s: ok (%v)", subject, res.Elapsed.Round(time.Millisecond))
-		if err := v.cache.store(&entry{Kind: "claims", Subject: subject, Key: key, Manifest: m}); err != nil {
-			v.logf("verify: cache: %v", err)
-		}
-		return r
-	}
-}
-
-// readTestEvents reads go test -json output: the final action of each
-// top-level test ("pass", "fail", "skip"), the output of each top-level
-// test and its subtests, and all output as text (lines that are not JSON,
-// such as a build error printed before the events, kept as they are).
-func readTestEvents(out []byte) (status, outputs map[string]string, all string) {
+// readTestEvents reads go test -json output. It returns the final action
+// of each top-level function ("pass", "fail", "skip"), the output of each
+// with its subtests', and the text go test would have printed without
+// -json: the output of the functions that failed and of the package (build
+// errors, panics outside a test, the final FAIL line), with lines that are
+// not JSON kept where they were.
+func readTestEvents(out []byte) (status, outputs map[string]string, text []byte) {
 	status, outputs = map[string]string{}, map[string]string{}
-	var b strings.Builder
+	type piece struct{ top, text string }
+	var pieces []piece
 	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), MaxOutput)
+	sc.Buffer(make([]byte, 64<<10), MaxOutput+1)
 	for sc.Scan() {
 		line := sc.Bytes()
 		var ev testEvent
 		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-			b.Write(line)
-			b.WriteByte('\n')
+			pieces = append(pieces, piece{text: string(line) + "\n"})
 			continue
 		}
-		b.WriteString(ev.Output)
 		top, _, _ := strings.Cut(ev.Test, "/")
-		if top == "" {
-			continue
-		}
 		if ev.Output != "" {
-			outputs[top] += ev.Output
+			pieces = append(pieces, piece{top: top, text: ev.Output})
+			if top != "" {
+				outputs[top] += ev.Output
+			}
 		}
-		if ev.Test == top {
+		if top != "" && ev.Test == top {
 			switch ev.Action {
 			case "pass", "fail", "skip":
 				status[top] = ev.Action
 			}
 		}
 	}
-	return status, outputs, b.String()
+	var b strings.Builder
+	for _, p := range pieces {
+		if p.top == "" || status[p.top] == "fail" || status[p.top] == "" {
+			b.WriteString(p.text)
+		}
+	}
+	return status, outputs, []byte(b.String())
 }

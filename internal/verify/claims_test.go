@@ -132,18 +132,22 @@ func TestReadTestEvents(t *testing.T) {
 		`{"Action":"fail","Test":"TestA/sub"}`,
 		`{"Action":"fail","Test":"TestA"}`,
 		`{"Action":"skip","Test":"TestB"}`,
+		`{"Action":"output","Test":"ExampleC","Output":"=== RUN   ExampleC\n"}`,
+		`{"Action":"output","Test":"ExampleC","Output":"    x_test.go:20: a log line of a passing test\n"}`,
 		`{"Action":"pass","Test":"ExampleC"}`,
 		`{"Action":"pass","Test":"FuzzD/seed#0"}`,
 		`{"Action":"output","Output":"FAIL\n"}`,
 	}, "\n")
-	status, outputs, all := readTestEvents([]byte(out))
+	status, outputs, text := readTestEvents([]byte(out))
 	if want := map[string]string{"TestA": "fail", "TestB": "skip", "ExampleC": "pass"}; !reflect.DeepEqual(status, want) {
 		t.Errorf("status = %v, want %v", status, want)
 	}
 	if !strings.Contains(outputs["TestA"], "x_test.go:9: boom") {
 		t.Errorf("TestA's output %q lacks its subtest's", outputs["TestA"])
 	}
-	if !strings.HasPrefix(all, "# example.com/x\n=== RUN") || !strings.HasSuffix(all, "FAIL\n") {
-		t.Errorf("all output = %q", all)
+	// What go test prints without -json: the failing test's output and
+	// the package's, not the passing test's log line.
+	if want := "# example.com/x\n=== RUN   TestA\n    x_test.go:9: boom\nFAIL\n"; string(text) != want {
+		t.Errorf("text = %q, want %q", text, want)
 	}
 }

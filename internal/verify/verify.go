@@ -94,7 +94,7 @@ type Options struct {
 
 // Check is one verification that was run or found in the cache.
 type Check struct {
-	Kind    string // "vet", "test", "transcript", "compile", "parse", "claims"
+	Kind    string // "vet", "test", "transcript", "compile", "parse"
 	Subject string // package path, or "book/ch.md:12"
 	Cached  bool
 	Elapsed time.Duration
@@ -194,11 +194,11 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 	}
 
-	claims, claimErrs, claimJobs := v.claimJobs(docs)
+	claims, claimErrs := v.findClaims(docs)
 	errs = append(errs, claimErrs...)
-	jobs = append(jobs, claimJobs...)
 
 	results := v.runAll(ctx, jobs)
+	errs = append(errs, settleClaims(claims, results)...)
 	rep.Claims = claims
 	var edits []blessEdit
 	for _, r := range results {
@@ -284,6 +284,7 @@ type jobResult struct {
 	checks []Check
 	errs   []*diag.Error
 	edits  []blessEdit
+	tests  *pkgTests // a package test's outcomes, for claims
 }
 
 // runAll runs jobs on Workers goroutines and returns their results in the
