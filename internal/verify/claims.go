@@ -293,6 +293,9 @@ func claimText(l *gast.Link, src []byte) string {
 	})
 	s := b.String()
 	at := strings.Index(s, mark)
+	if at < 0 {
+		return collapse(inlineText(l, src))
+	}
 	s = strings.Replace(s, mark, "", 1)
 	start, end := 0, len(s)
 	for i := at - 1; i > 0; i-- {

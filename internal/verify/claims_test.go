@@ -151,3 +151,44 @@ func TestReadTestEvents(t *testing.T) {
 		t.Errorf("text = %q, want %q", text, want)
 	}
 }
+
+// FuzzFindClaims feeds arbitrary Markdown around claim links to
+// FindClaims: it must not panic, and every claim and error it returns
+// names a line of the chapter.
+func FuzzFindClaims(f *testing.F) {
+	root := f.TempDir()
+	p := filepath.Join(root, "examples", "x", "x_test.go")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("package x\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {}\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{
+		"A claim. It holds ([TestA](../examples/x/x_test.go#TestA)). Next.",
+		"| a | b |\n|---|---|\n| x | [TestA](../examples/x/x_test.go#TestA \"t\") |",
+		"- [`TestA`](../examples/x/x_test.go#TestA)\n- [](../examples/x/x_test.go#TestB)",
+		"[x](../examples/x/x_test.go#L3) [y](../examples/x/y_test.go#TestA)",
+		"# [TestA](../examples/x/x_test.go#TestA)\n\n> quote. [TestA](../examples/x/x_test.go#TestA)!",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, md string) {
+		d := &expand.Doc{Chapter: &book.Item{Title: "Ch", Path: "ch.md"}, Markdown: []byte(md)}
+		n := strings.Count(md, "\n") + 1
+		for i := range n {
+			d.Origins = append(d.Origins, expand.Origin{File: "book/ch.md", Line: i + 1})
+		}
+		claims, errs := FindClaims(root, d)
+		for _, c := range claims {
+			if c.Line < 1 || c.Line > n || c.ID == "" || c.Func == "" {
+				t.Errorf("claim %+v outside the chapter's %d lines", c, n)
+			}
+		}
+		for _, e := range errs {
+			if e.Line < 1 || e.Line > n {
+				t.Errorf("error %v outside the chapter's %d lines", e, n)
+			}
+		}
+	})
+}
