@@ -170,6 +170,12 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 		fail := func(format string, args ...any) {
 			errs = append(errs, diag.Errorf(o.File, o.Line, format, args...))
 		}
+		for p := l.Parent(); p != nil; p = p.Parent() {
+			if _, ok := p.(*gast.Heading); ok {
+				fail("claim %q is in a heading; name the check in the section's text, where the claim is made", string(l.Destination))
+				return gast.WalkSkipChildren, nil
+			}
+		}
 		count[fn]++
 		c := Claim{
 			File: o.File, Line: o.Line,

@@ -86,6 +86,7 @@ func Testlower(t *tt.T) {}
 		"",
 		"[bad](../examples/x/x_test.go#TestBad) [lower](../examples/x/x_test.go#Testlower)",
 		"[none](../examples/x/x_test.go#TestNone) [typo](../examples/x/x_test.go#FuzB) [gone](../examples/x/gone_test.go#TestA)",
+		"## A heading [TestA](../examples/x/x_test.go#TestA)",
 	}, "\n")
 	ch := &book.Item{Title: "Chapter", Path: "ch.md"}
 	d := &expand.Doc{Chapter: ch, Markdown: []byte(md)}
@@ -116,6 +117,7 @@ func Testlower(t *tt.T) {}
 		`book/ch.md:13: claim "../examples/x/x_test.go#TestNone": examples/x/x_test.go has no function TestNone (its checks: ExampleC, FuzzB, TestA, TestBad)`,
 		`book/ch.md:13: claim "../examples/x/x_test.go#FuzB": examples/x/x_test.go has no function FuzB; did you mean FuzzB?`,
 		`book/ch.md:13: claim "../examples/x/gone_test.go#TestA" names examples/x/gone_test.go: the file does not exist`,
+		`book/ch.md:14: claim "../examples/x/x_test.go#TestA" is in a heading; name the check in the section's text, where the claim is made`,
 	}
 	if !reflect.DeepEqual(msgs, wantErrs) {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(wantErrs, "\n"))
