@@ -56,7 +56,8 @@ type Coordinator struct {
 func (c *Coordinator) Suspect(v Verdict) (ownership.State, error) {
 	o, ok := c.Record.State().(ownership.Owned)
 	if !ok || o.Owner != v.Node || o.Epoch != v.Epoch {
-		return c.Record.State(), fmt.Errorf("suspect %s at epoch %d: the record is %v: %w", v.Node, v.Epoch, c.Record.State(), ErrNotOwner)
+		return c.Record.State(), fmt.Errorf("suspect %s at epoch %d: the record is %v: %w",
+			v.Node, v.Epoch, c.Record.State(), ErrNotOwner)
 	}
 	if err := c.Record.Revoke(c.Next(v.Node)); err != nil {
 		return c.Record.State(), err
