@@ -163,18 +163,37 @@ func (r *Renderer) withChecksTable(d *expand.Doc) (*expand.Doc, map[int]bool) {
 }
 
 // checksTable returns the Markdown lines of the table of checks, as seen
-// from the chapter at book-relative path chPath.
+// from the chapter at book-relative path chPath: a row per claim, in
+// reading order, where consecutive links with the same claim text in one
+// chapter make one claim.
 func (r *Renderer) checksTable(chPath string) []string {
 	if len(r.claims.all) == 0 {
 		return []string{"", "*No chapter names a check.*", ""}
 	}
 	dir := path.Dir("book/" + chPath)
 	out := []string{"", "| Claim | Chapter | Check | Package |", "| --- | --- | --- | --- |"}
-	for _, c := range r.claims.all {
-		chapter := relPath(dir, "book/"+c.Chapter) + "#" + c.ID
-		out = append(out, fmt.Sprintf("| %s | [%s](%s) | [`%s`](%s#%s) | `%s` |",
-			escapeMarkdown(c.Text), escapeMarkdown(c.ChapterTitle), chapter,
-			c.Func, relPath(dir, c.Target), c.Func, strings.TrimPrefix(c.Package, "./")))
+	all := r.claims.all
+	for i := 0; i < len(all); {
+		// Consecutive links that back one claim (one sentence, one
+		// title) share a row; the chapter link goes to the first.
+		j := i + 1
+		for j < len(all) && all[j].Chapter == all[i].Chapter && all[j].Text == all[i].Text {
+			j++
+		}
+		var checks, pkgs []string
+		seen := map[string]bool{}
+		for _, c := range all[i:j] {
+			checks = append(checks, fmt.Sprintf("[`%s`](%s#%s)", c.Func, relPath(dir, c.Target), c.Func))
+			if p := strings.TrimPrefix(c.Package, "./"); !seen[p] {
+				seen[p] = true
+				pkgs = append(pkgs, "`"+p+"`")
+			}
+		}
+		c := all[i]
+		out = append(out, fmt.Sprintf("| %s | [%s](%s#%s) | %s | %s |",
+			escapeMarkdown(c.Text), escapeMarkdown(c.ChapterTitle), relPath(dir, "book/"+c.Chapter), c.ID,
+			strings.Join(checks, " "), strings.Join(pkgs, " ")))
+		i = j
 	}
 	return append(out, "")
 }
