@@ -127,10 +127,10 @@ func ClaimID(fn string, n int) string {
 	return fmt.Sprintf("check-%s-%d", fn, n)
 }
 
-// ClaimParser returns the Markdown parser used to find claim links: the
+// claimParser returns the Markdown parser used to find claim links: the
 // block and inline syntax render uses (GFM tables, footnotes, definition
 // lists), so that both count the same links in the same order.
-func ClaimParser() goldmark.Markdown {
+func claimParser() goldmark.Markdown {
 	return goldmark.New(goldmark.WithExtensions(
 		extension.Linkify,
 		extension.Table,
@@ -147,7 +147,7 @@ func ClaimParser() goldmark.Markdown {
 // fuzz target or example with output that go test runs.
 func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 	src := d.Markdown
-	doc := ClaimParser().Parser().Parse(text.NewReader(src))
+	doc := claimParser().Parser().Parse(text.NewReader(src))
 	lines := lineStarts(src)
 	var out []Claim
 	var errs diag.List
