@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
 )
 
@@ -82,16 +83,28 @@ func (r *Renderer) cacheKey(d *expand.Doc) string {
 	for _, o := range d.Origins {
 		fmt.Fprintf(h, "%s:%d\x00", o.File, o.Line)
 	}
-	chapters := make([]string, 0, len(r.chapters))
-	for p := range r.chapters {
-		chapters = append(chapters, p)
+	h.Write(r.bookKey[:])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// bookHash hashes what every page of the book is made from besides its own
+// Markdown: the set of chapters (links are checked against it), the
+// repository URL and the root. It is computed once per Renderer, so that
+// a cache key costs the size of its chapter, not of the book.
+func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
+	h := sha256.New()
+	names := make([]string, 0, len(chapters))
+	for p := range chapters {
+		names = append(names, p)
 	}
-	slices.Sort(chapters)
-	for _, p := range chapters {
+	slices.Sort(names)
+	for _, p := range names {
 		fmt.Fprintf(h, "ch:%s\x00", p)
 	}
-	fmt.Fprintf(h, "repo:%s\x00root:%s", r.book.Config.Repository, r.book.Root)
-	return hex.EncodeToString(h.Sum(nil))
+	fmt.Fprintf(h, "repo:%s\x00root:%s", b.Config.Repository, b.Root)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // stat looks up a repository-relative path and records the answer.

@@ -231,8 +231,12 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (
 		return nil, err
 	}
 
+	var sb *sidebars
+	if strings.Contains(string(tmplText), ".Sidebar") {
+		sb = newSidebars(tmpl, b.Items)
+	}
 	for i, ch := range b.Chapters {
-		html, err := page(tmpl, b, pages, i, ch.Path, a)
+		html, err := page(tmpl, sb, b, pages, i, ch.Path, a)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +247,7 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (
 	}
 	// index.html is the first chapter, written at the site root.
 	if _, taken := out["index.html"]; !taken {
-		html, err := page(tmpl, b, pages, 0, "index.md", a)
+		html, err := page(tmpl, sb, b, pages, 0, "index.md", a)
 		if err != nil {
 			return nil, err
 		}
