@@ -26,9 +26,11 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
@@ -82,19 +84,18 @@ func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result
 	if th == nil {
 		th = defaultTheme(b.Root)
 	}
-	files, err := generate(b, pages, th, opt.ServedAtRoot)
+	st, err := newStaging(out)
 	if err != nil {
 		return nil, err
 	}
-	if err := replaceDir(out, files); err != nil {
+	if err := generate(st, b, pages, th, opt.ServedAtRoot); err != nil {
+		st.abort()
 		return nil, err
 	}
-	res := &Result{Pages: len(pages)}
-	for name := range files {
-		res.Files = append(res.Files, name)
+	if err := st.commit(); err != nil {
+		return nil, err
 	}
-	slices.Sort(res.Files)
-	return res, nil
+	return &Result{Pages: len(pages), Files: st.list()}, nil
 }
 
 // defaultTheme returns root/theme when it has a page.html, else the embedded
@@ -162,48 +163,39 @@ func within(p, dir string) bool {
 	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
 }
 
-// files maps a slash path inside the site to its content.
+// files maps a slash path inside the site to its content (see replaceDir).
 type files map[string][]byte
-
-func (f files) add(name string, data []byte) error {
-	if _, dup := f[name]; dup {
-		return fmt.Errorf("two files of the site are named %s", name)
-	}
-	f[name] = data
-	return nil
-}
 
 // assets are the site paths of the stylesheet, the script, the theme
 // script run before the first paint, the search index and the search
 // library.
 type assets struct{ css, js, themeJS, search, searchLib string }
 
-// generate produces every file of the site in memory.
-func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (files, error) {
-	out := files{}
+// generate writes every file of the site into out.
+func generate(out *staging, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) error {
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
-		return nil, themeError(err)
+		return themeError(err)
 	}
 	tmpl, err := template.New("page.html").Parse(string(tmplText))
 	if err != nil {
-		return nil, templateError(err, "")
+		return templateError(err, "")
 	}
 	css, err := fs.ReadFile(th, "book.css")
 	if err != nil {
-		return nil, themeError(err)
+		return themeError(err)
 	}
 	js, err := fs.ReadFile(th, "book.js")
 	if err != nil {
-		return nil, themeError(err)
+		return themeError(err)
 	}
 	themeJS, err := fs.ReadFile(th, "theme.js")
 	if err != nil {
-		return nil, themeError(err)
+		return themeError(err)
 	}
 	index, err := searchIndex(b, pages)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
 	a := assets{
@@ -215,81 +207,86 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (
 	}
 	for name, data := range map[string][]byte{a.css: css, a.js: js, a.themeJS: themeJS, a.search: index} {
 		if err := out.add(name, data); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := copyTree(out, th, "vendor", "assets/vendor"); err != nil {
-		return nil, err
+		return err
 	}
-	if _, ok := out[a.searchLib]; !ok {
-		return nil, &diag.Error{File: "theme/vendor/" + SearchLib + "/minisearch.js", Msg: "missing: " + themeFiles}
+	if !out.has(a.searchLib) {
+		return &diag.Error{File: "theme/vendor/" + SearchLib + "/minisearch.js", Msg: "missing: " + themeFiles}
 	}
 	if err := copyTree(out, th, "static", ""); err != nil {
-		return nil, err
+		return err
 	}
 	if err := copyBookFiles(out, b); err != nil {
-		return nil, err
+		return err
 	}
 
 	var sb *sidebars
 	if strings.Contains(string(tmplText), ".Sidebar") {
 		sb = newSidebars(tmpl, b.Items)
 	}
-	for i, ch := range b.Chapters {
-		html, err := page(tmpl, sb, b, pages, i, ch.Path, a)
-		if err != nil {
-			return nil, err
-		}
-		if err := out.add(htmlPath(ch.Path), html); err != nil {
-			return nil, &diag.Error{File: "book/SUMMARY.md", Line: ch.Line,
+	for _, ch := range b.Chapters {
+		if out.has(htmlPath(ch.Path)) {
+			return &diag.Error{File: "book/SUMMARY.md", Line: ch.Line,
 				Msg: fmt.Sprintf("chapter book/%s would be written to %s, which another file of the site has (a file of book/ or theme/static/)", ch.Path, htmlPath(ch.Path))}
 		}
 	}
+	if err := parallel(len(b.Chapters), func(i int) error {
+		html, err := page(tmpl, sb, b, pages, i, b.Chapters[i].Path, a)
+		if err != nil {
+			return err
+		}
+		return out.add(htmlPath(b.Chapters[i].Path), html)
+	}); err != nil {
+		return err
+	}
 	// index.html is the first chapter, written at the site root.
-	if _, taken := out["index.html"]; !taken {
+	if !out.has("index.html") {
 		html, err := page(tmpl, sb, b, pages, 0, "index.md", a)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := out.add("index.html", html); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if _, taken := out["404.html"]; !taken {
+	if !out.has("404.html") {
 		html, err := notFound(tmpl, b, a, servedAtRoot)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := out.add("404.html", html); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	html, err := printPage(tmpl, b, pages, a)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := out.add("print.html", html); err != nil {
-		return nil, err
+		return err
 	}
 	if b.Config.SiteURL != "" {
 		sm, err := sitemap(b)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := out.add("sitemap.xml", sm); err != nil {
-			return nil, err
+			return err
 		}
-		if _, taken := out["robots.txt"]; !taken {
+		if !out.has("robots.txt") {
 			robots := "User-agent: *\nAllow: /\nSitemap: " + strings.TrimSuffix(b.Config.SiteURL, "/") + "/sitemap.xml\n"
 			if err := out.add("robots.txt", []byte(robots)); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	if err := out.add(Marker, []byte("This folder is written by bookgen and replaced on every build.\n")); err != nil {
-		return nil, err
+		return err
 	}
-	return out, nil
+	return nil
 }
 
 // hashedName returns base.<8 hex digits of SHA-256>.ext.
@@ -308,7 +305,7 @@ func relRoot(sitePath string) string {
 }
 
 // copyTree copies every file under dir of fsys to prefix in the site.
-func copyTree(out files, fsys fs.FS, dir, prefix string) error {
+func copyTree(out *staging, fsys fs.FS, dir, prefix string) error {
 	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == dir {
@@ -376,7 +373,7 @@ func themeError(err error) error {
 
 // copyBookFiles copies the book folder's files that are not Markdown and not
 // book.toml (images, diagrams) to the same place in the site.
-func copyBookFiles(out files, b *book.Book) error {
+func copyBookFiles(out *staging, b *book.Book) error {
 	if b.Dir == "" {
 		return nil
 	}
@@ -429,4 +426,36 @@ func numberString(n []int) string {
 		b.WriteByte('.')
 	}
 	return b.String()
+}
+
+// parallel calls f(0) ... f(n-1) on every core and returns the error of the
+// lowest i that failed, so that a failure reads the same on every run.
+// After a failure no new call starts.
+func parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if errs[i] = f(i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
