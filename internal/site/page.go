@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/url"
@@ -267,6 +268,11 @@ func describe(summary, fallback string) string {
 // A book of N chapters thus costs N template walks per depth rather than
 // N per page.
 type sidebars struct {
+	// script, when set, is the site path of the shared sidebar script
+	// (see InlineSidebarMax) and contents that of the table of contents
+	// page for readers without JavaScript.
+	script, contents string
+
 	tmpl   *template.Template
 	items  []*book.Item
 	chaps  []*book.Item // chapters in marker order
@@ -307,6 +313,10 @@ func newSidebars(tmpl *template.Template, items []*book.Item) *sidebars {
 // ok == false when the theme's "toc" template does not write each URL once
 // as it was given (then the page renders the sidebar itself).
 func (s *sidebars) html(root string, cur *book.Item) (template.HTML, bool, error) {
+	if s.script != "" {
+		return template.HTML(`<script src="` + template.HTMLEscapeString(root+s.script) + `"></script>` +
+			`<noscript><p class="toc-noscript"><a href="` + template.HTMLEscapeString(root+s.contents) + `">Table of contents</a></p></noscript>`), true, nil
+	}
 	p, err := s.parts(root)
 	if err != nil || p == nil {
 		return "", false, err
@@ -395,4 +405,76 @@ func (s *sidebars) build(root string) (*sidebarParts, error) {
 		}
 	}
 	return p, nil
+}
+
+// InlineSidebarMax is the number of chapters up to which every page carries
+// the whole sidebar. A larger book's pages load it from one shared script
+// (assets/toc.<hash>.js, cached by the browser), as mdBook's toc.js does,
+// so that a page's size and the build's time per page do not grow with the
+// book; without JavaScript such a page links to the table of contents page
+// (toc.html) instead.
+const InlineSidebarMax = 300
+
+// sharedScript returns the script that writes the whole sidebar where it
+// stands (inside <nav class="sidebar">): the sidebar rendered for the site
+// root, its relative links prefixed with the page's data-root, the current
+// page's link marked aria-current="page". It returns ok == false when the
+// theme's sidebar cannot be rendered once (see html).
+func (s *sidebars) sharedScript() ([]byte, bool, error) {
+	p, err := s.parts("")
+	if err != nil || p == nil {
+		return nil, false, err
+	}
+	var b strings.Builder
+	for k, seg := range p.segs {
+		b.Write(seg)
+		if k < len(p.marks) {
+			b.Write(p.urls[p.marks[k]])
+		}
+	}
+	html, err := json.Marshal(b.String())
+	if err != nil {
+		return nil, false, err
+	}
+	return []byte(`// The sidebar of this book, written by bookgen and shared by every page.
+(function () {
+  var script = document.currentScript, nav = script && script.parentNode;
+  if (!nav) return;
+  var root = document.body.getAttribute("data-root") || "";
+  var t = document.createElement("template");
+  t.innerHTML = ` + string(html) + `;
+  var here = location.href.split("#")[0].split("?")[0];
+  var index = /\/(index\.html)?$/.test(here) && root === "";
+  var links = t.content.querySelectorAll("a[href]");
+  for (var i = 0; i < links.length; i++) {
+    var a = links[i], h = a.getAttribute("href");
+    if (!/^(?:[a-z][a-z0-9+.-]*:|\/|#)/i.test(h)) a.setAttribute("href", root + h);
+    // Links inside a template are not resolved against the page: resolve them here.
+    if (new URL(a.getAttribute("href"), document.baseURI).href === here || (index && i === 0)) a.setAttribute("aria-current", "page");
+  }
+  nav.insertBefore(t.content, script);
+})();
+`), true, nil
+}
+
+// contentsPage is the table of contents for readers without JavaScript of
+// a book whose sidebar is shared (InlineSidebarMax): the whole sidebar as
+// the page's content.
+func (s *sidebars) contentsPage(tmpl *template.Template, b *book.Book, a assets, name string) ([]byte, error) {
+	d := common(b, relRoot(name), a)
+	d.Title = "Table of contents"
+	d.Description = b.Config.Description
+	d.TOC = toc(b.Items, nil, relRoot(name))
+	side, _, err := s.html(relRoot(name), nil)
+	if err != nil {
+		return nil, err
+	}
+	d.Sidebar = side
+	var body bytes.Buffer
+	body.WriteString("<h1 id=\"table-of-contents\">Table of contents</h1>\n")
+	if err := tmpl.ExecuteTemplate(&body, "toc", d.TOC); err != nil {
+		return nil, templateError(err, name)
+	}
+	d.Content = template.HTML(body.String())
+	return execute(tmpl, d, name)
 }

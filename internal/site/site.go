@@ -226,6 +226,11 @@ func generate(out *staging, b *book.Book, pages []*render.Page, th fs.FS, served
 	var sb *sidebars
 	if strings.Contains(string(tmplText), ".Sidebar") {
 		sb = newSidebars(tmpl, b.Items)
+		if len(sb.chaps) > InlineSidebarMax {
+			if err := shareSidebar(out, sb, tmpl, b, a); err != nil {
+				return err
+			}
+		}
 	}
 	for _, ch := range b.Chapters {
 		if out.has(htmlPath(ch.Path)) {
@@ -458,4 +463,33 @@ func parallel(n int, f func(i int) error) error {
 		}
 	}
 	return nil
+}
+
+// shareSidebar writes the shared sidebar script of a large book and its
+// table of contents page (see InlineSidebarMax), and makes sb hand pages
+// the script instead of the whole sidebar. A theme whose sidebar cannot be
+// rendered once keeps it on every page.
+func shareSidebar(out *staging, sb *sidebars, tmpl *template.Template, b *book.Book, a assets) error {
+	js, ok, err := sb.sharedScript()
+	if err != nil || !ok {
+		return err
+	}
+	taken := map[string]bool{}
+	for _, ch := range b.Chapters {
+		taken[htmlPath(ch.Path)] = true
+	}
+	contents := "toc.html"
+	for i := 2; taken[contents] || out.has(contents); i++ {
+		contents = fmt.Sprintf("toc-%d.html", i)
+	}
+	script := "assets/" + hashedName("toc", ".js", js)
+	if err := out.add(script, js); err != nil {
+		return err
+	}
+	sb.script, sb.contents = script, contents
+	page, err := sb.contentsPage(tmpl, b, a, contents)
+	if err != nil {
+		return err
+	}
+	return out.add(contents, page)
 }
