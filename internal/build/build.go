@@ -43,6 +43,10 @@ type Options struct {
 	// serve): a chapter whose expanded Markdown and links' targets did
 	// not change is not rendered again.
 	Renders *render.Cache
+	// Incremental is passed to site.Write: the previous build of the same
+	// output folder, so that this one writes only the files that changed
+	// (bookgen serve).
+	Incremental *site.Incremental
 	// ServedAtRoot is passed to site.Write: the site is served at the
 	// root of its address (bookgen serve), so 404.html refers to "/"
 	// rather than to site-url's path.
@@ -60,6 +64,10 @@ type Result struct {
 	// those taken unchanged from Options.Renders.
 	Rendered, Reused int
 	Elapsed          time.Duration
+	// Finish, when not nil, writes what an incremental build left for
+	// after its pages (site.Result.Finish): call it once, before the next
+	// build.
+	Finish func() error
 }
 
 // Stylesheet returns the site path of the book's content-hashed stylesheet
@@ -152,12 +160,13 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 			return res, err
 		}
 	}
-	w, err := site.Write(b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot})
+	w, err := site.Write(b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental})
 	if err != nil {
 		return res, err
 	}
 	res.Pages = w.Pages
 	res.Files = w.Files
+	res.Finish = w.Finish
 	return res, nil
 }
 

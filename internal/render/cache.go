@@ -2,6 +2,7 @@ package render
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -78,11 +79,21 @@ func (c *Cache) put(key string, pg *Page, probes map[string]string) {
 // cacheKey hashes what the page of d is made from.
 func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "render v2\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
+	fmt.Fprintf(h, "render v3\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
 	h.Write(d.Markdown)
+	// The origin of every line: the file where it changes, the line
+	// number of each (binary, no formatting: a large book hashes tens of
+	// thousands per build).
+	var buf []byte
+	file := ""
 	for _, o := range d.Origins {
-		fmt.Fprintf(h, "%s:%d\x00", o.File, o.Line)
+		if o.File != file {
+			file = o.File
+			buf = append(append(append(buf, 0), file...), 0)
+		}
+		buf = binary.AppendUvarint(buf, uint64(o.Line))
 	}
+	h.Write(buf)
 	h.Write(r.bookKey[:])
 	return hex.EncodeToString(h.Sum(nil))
 }

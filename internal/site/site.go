@@ -46,6 +46,11 @@ const Marker = ".bookgen-site"
 type Result struct {
 	Pages int      // chapter pages written (index.html and 404.html not counted)
 	Files []string // every file written, slash paths relative to the output folder, sorted
+	// Finish, when not nil, writes the files an incremental build left for
+	// after its pages (print.html and the search index, which show every
+	// chapter; see Incremental), so that the edited page can be reloaded
+	// first. Call it once, before the next build.
+	Finish func() error
 }
 
 // Options tune Write.
@@ -53,6 +58,10 @@ type Options struct {
 	// Theme is the theme to use; nil means Book.Root/theme when that folder
 	// holds a page.html, else the embedded default theme.
 	Theme fs.FS
+	// Incremental, when set, carries the previous build of the same
+	// output folder, so that this one writes only what changed (see
+	// Incremental). bookgen serve sets it.
+	Incremental *Incremental
 	// ServedAtRoot says the site is served at the root of its address
 	// (bookgen serve on http://127.0.0.1:3000/), so 404.html refers to
 	// the site's files from "/" even when book.toml's site-url has a path
@@ -84,18 +93,79 @@ func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result
 	if th == nil {
 		th = defaultTheme(b.Root)
 	}
-	st, err := newStaging(out)
-	if err != nil {
-		return nil, err
+	var st siteFiles
+	if opt.Incremental != nil {
+		if w := opt.Incremental.begin(out); w != nil {
+			st = w
+		}
 	}
-	if err := generate(st, b, pages, th, opt.ServedAtRoot); err != nil {
+	if st == nil {
+		s, err := newStaging(out)
+		if err != nil {
+			return nil, err
+		}
+		if opt.Incremental != nil {
+			s.track(opt.Incremental)
+		}
+		st = s
+	}
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil); err != nil {
 		st.abort()
 		return nil, err
 	}
 	if err := st.commit(); err != nil {
 		return nil, err
 	}
-	return &Result{Pages: len(pages), Files: st.list()}, nil
+	res := &Result{Pages: len(pages), Files: st.list()}
+	if w, ok := st.(*inPlace); ok && len(w.deferred) > 0 {
+		res.Finish = w.finish
+	}
+	return res, nil
+}
+
+// siteFiles receives the files of a site: a whole new folder (staging) or
+// the changes to the previous build's (inPlace, see Incremental).
+type siteFiles interface {
+	// add writes the file name (a slash path inside the site); two files of
+	// one name are an error.
+	add(name string, data []byte) error
+	// has reports whether name was added.
+	has(name string) bool
+	// unchanged reports whether the page name, made from in, is the same
+	// as in the previous build, and then counts it as added; a page for
+	// which it reports false must be added.
+	unchanged(name string, in pageInputs) bool
+	// later adds the file name made by make: at once, or (inPlace) after
+	// commit, by Result.Finish, for the pages that show every chapter.
+	later(name string, make func() ([]byte, error)) error
+	list() []string
+	abort()
+	commit() error
+}
+
+// sharedInputs hashes what every chapter page is made from besides its own
+// chapter: the template, the assets' names, the sidebar's way and every
+// entry of the table of contents, the book's configuration.
+func sharedInputs(b *book.Book, tmplText []byte, a assets, sb *sidebars, servedAtRoot bool) [sha256.Size]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00%+v\x00%v\x00%+v\x00", len(tmplText), tmplText, a, servedAtRoot, b.Config)
+	if sb != nil {
+		fmt.Fprintf(h, "sidebar %s %s\x00", sb.script, sb.contents)
+	}
+	var walk func([]*book.Item)
+	walk = func(items []*book.Item) {
+		for _, it := range items {
+			fmt.Fprintf(h, "%d\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.Path, it.Number, it.Draft, len(it.Children))
+			walk(it.Children)
+		}
+	}
+	walk(b.Items)
+	for _, ch := range b.Chapters {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", ch.Path, ch.Title, ch.File())
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // defaultTheme returns root/theme when it has a page.html, else the embedded
@@ -172,7 +242,7 @@ type files map[string][]byte
 type assets struct{ css, js, themeJS, search, searchLib string }
 
 // generate writes every file of the site into out.
-func generate(out *staging, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) error {
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool) error {
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
 		return themeError(err)
@@ -193,9 +263,12 @@ func generate(out *staging, b *book.Book, pages []*render.Page, th fs.FS, served
 	if err != nil {
 		return themeError(err)
 	}
-	index, err := searchIndex(b, pages)
-	if err != nil {
-		return err
+	var index []byte
+	if !stableNames {
+		// The index's name is the hash of its content.
+		if index, err = searchIndex(b, pages); err != nil {
+			return err
+		}
 	}
 	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
 	a := assets{
@@ -205,10 +278,22 @@ func generate(out *staging, b *book.Book, pages []*render.Page, th fs.FS, served
 		search:    "assets/" + hashedName("search", ".json", index),
 		searchLib: "assets/vendor/" + SearchLib + "/minisearch.js",
 	}
-	for name, data := range map[string][]byte{a.css: css, a.js: js, a.themeJS: themeJS, a.search: index} {
+	if stableNames {
+		// An incremental build (see Incremental): the index changes with
+		// every edit, and a hashed name would change every page.
+		a.search = "assets/search.json"
+	}
+	for name, data := range map[string][]byte{a.css: css, a.js: js, a.themeJS: themeJS} {
 		if err := out.add(name, data); err != nil {
 			return err
 		}
+	}
+	if stableNames {
+		if err := out.later(a.search, func() ([]byte, error) { return searchIndex(b, pages) }); err != nil {
+			return err
+		}
+	} else if err := out.add(a.search, index); err != nil {
+		return err
 	}
 	if err := copyTree(out, th, "vendor", "assets/vendor"); err != nil {
 		return err
@@ -238,17 +323,22 @@ func generate(out *staging, b *book.Book, pages []*render.Page, th fs.FS, served
 				Msg: fmt.Sprintf("chapter book/%s would be written to %s, which another file of the site has (a file of book/ or theme/static/)", ch.Path, htmlPath(ch.Path))}
 		}
 	}
+	shared := sharedInputs(b, tmplText, a, sb, servedAtRoot)
 	if err := parallel(len(b.Chapters), func(i int) error {
+		name := htmlPath(b.Chapters[i].Path)
+		if out.unchanged(name, pageInputs{page: pages[i], index: i, shared: shared}) {
+			return nil
+		}
 		html, err := page(tmpl, sb, b, pages, i, b.Chapters[i].Path, a)
 		if err != nil {
 			return err
 		}
-		return out.add(htmlPath(b.Chapters[i].Path), html)
+		return out.add(name, html)
 	}); err != nil {
 		return err
 	}
 	// index.html is the first chapter, written at the site root.
-	if !out.has("index.html") {
+	if !out.has("index.html") && !out.unchanged("index.html", pageInputs{page: pages[0], index: -1, shared: shared}) {
 		html, err := page(tmpl, sb, b, pages, 0, "index.md", a)
 		if err != nil {
 			return err
@@ -266,11 +356,7 @@ func generate(out *staging, b *book.Book, pages []*render.Page, th fs.FS, served
 			return err
 		}
 	}
-	html, err := printPage(tmpl, b, pages, a)
-	if err != nil {
-		return err
-	}
-	if err := out.add("print.html", html); err != nil {
+	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a) }); err != nil {
 		return err
 	}
 	if b.Config.SiteURL != "" {
@@ -310,7 +396,7 @@ func relRoot(sitePath string) string {
 }
 
 // copyTree copies every file under dir of fsys to prefix in the site.
-func copyTree(out *staging, fsys fs.FS, dir, prefix string) error {
+func copyTree(out siteFiles, fsys fs.FS, dir, prefix string) error {
 	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == dir {
@@ -378,7 +464,7 @@ func themeError(err error) error {
 
 // copyBookFiles copies the book folder's files that are not Markdown and not
 // book.toml (images, diagrams) to the same place in the site.
-func copyBookFiles(out *staging, b *book.Book) error {
+func copyBookFiles(out siteFiles, b *book.Book) error {
 	if b.Dir == "" {
 		return nil
 	}
@@ -469,7 +555,7 @@ func parallel(n int, f func(i int) error) error {
 // table of contents page (see InlineSidebarMax), and makes sb hand pages
 // the script instead of the whole sidebar. A theme whose sidebar cannot be
 // rendered once keeps it on every page.
-func shareSidebar(out *staging, sb *sidebars, tmpl *template.Template, b *book.Book, a assets) error {
+func shareSidebar(out siteFiles, sb *sidebars, tmpl *template.Template, b *book.Book, a assets) error {
 	js, ok, err := sb.sharedScript()
 	if err != nil || !ok {
 		return err

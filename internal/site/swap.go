@@ -1,6 +1,7 @@
 package site
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,6 +42,26 @@ type staging struct {
 	mu       sync.Mutex
 	names    map[string]bool
 	dirs     map[string]bool
+	// With track, the hash of every file and the inputs of every page
+	// are kept for inc, which commit makes describe the new site.
+	inc   *Incremental
+	sums  map[string][sha256.Size]byte
+	pages map[string]pageInputs
+}
+
+// track makes s record what it writes for inc (see Incremental).
+func (s *staging) track(inc *Incremental) {
+	s.inc, s.sums, s.pages = inc, map[string][sha256.Size]byte{}, map[string]pageInputs{}
+}
+
+// unchanged records the inputs of page name; a new folder has no page yet.
+func (s *staging) unchanged(name string, in pageInputs) bool {
+	if s.pages != nil {
+		s.mu.Lock()
+		s.pages[name] = in
+		s.mu.Unlock()
+	}
+	return false
 }
 
 // newStaging checks that out can be replaced (CheckOutputDir) and creates
@@ -65,12 +86,19 @@ func newStaging(out string) (*staging, error) {
 // add writes the file name (a slash path inside the site). Two files of one
 // name are an error; a failed write is an *OutputError.
 func (s *staging) add(name string, data []byte) error {
+	var sum [sha256.Size]byte
+	if s.sums != nil {
+		sum = sha256.Sum256(data)
+	}
 	s.mu.Lock()
 	if s.names[name] {
 		s.mu.Unlock()
 		return fmt.Errorf("two files of the site are named %s", name)
 	}
 	s.names[name] = true
+	if s.sums != nil {
+		s.sums[name] = sum
+	}
 	dir := path.Dir(name)
 	mkdir := !s.dirs[dir]
 	s.dirs[dir] = true
@@ -96,6 +124,15 @@ func (s *staging) add(name string, data []byte) error {
 	return nil
 }
 
+// later adds the file made by make at once.
+func (s *staging) later(name string, make func() ([]byte, error)) error {
+	data, err := make()
+	if err != nil {
+		return err
+	}
+	return s.add(name, data)
+}
+
 // has reports whether the file name was added.
 func (s *staging) has(name string) bool {
 	s.mu.Lock()
@@ -119,7 +156,17 @@ func (s *staging) list() []string {
 func (s *staging) abort() { os.RemoveAll(s.dir) }
 
 // commit puts the temporary folder in the output's place.
-func (s *staging) commit() (err error) {
+func (s *staging) commit() error {
+	if err := s.swap(); err != nil {
+		return err
+	}
+	if s.inc != nil {
+		s.inc.record(s.out, s.sums, s.pages)
+	}
+	return nil
+}
+
+func (s *staging) swap() (err error) {
 	out, tmp := s.out, s.dir
 	swapped := false
 	defer func() {
