@@ -28,6 +28,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -110,6 +111,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f := os.Getenv("BOOKGEN_CPUPROFILE"); f != "" {
+		w, err := os.Create(f)
+		if err == nil && pprof.StartCPUProfile(w) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 
 	switch cmd {
 	case "build":

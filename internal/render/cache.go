@@ -2,6 +2,7 @@ package render
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
 )
 
@@ -77,22 +79,44 @@ func (c *Cache) put(key string, pg *Page, probes map[string]string) {
 // cacheKey hashes what the page of d is made from.
 func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "render v2\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
+	fmt.Fprintf(h, "render v3\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
 	h.Write(d.Markdown)
+	// The origin of every line: the file where it changes, the line
+	// number of each (binary, no formatting: a large book hashes tens of
+	// thousands per build).
+	var buf []byte
+	file := ""
 	for _, o := range d.Origins {
-		fmt.Fprintf(h, "%s:%d\x00", o.File, o.Line)
+		if o.File != file {
+			file = o.File
+			buf = append(append(append(buf, 0), file...), 0)
+		}
+		buf = binary.AppendUvarint(buf, uint64(o.Line))
 	}
-	chapters := make([]string, 0, len(r.chapters))
-	for p := range r.chapters {
-		chapters = append(chapters, p)
-	}
-	slices.Sort(chapters)
-	for _, p := range chapters {
-		fmt.Fprintf(h, "ch:%s\x00", p)
-	}
-	fmt.Fprintf(h, "repo:%s\x00root:%s", r.book.Config.Repository, r.book.Root)
+	h.Write(buf)
+	h.Write(r.bookKey[:])
 	r.claimsKey(h, d)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// bookHash hashes what every page of the book is made from besides its own
+// Markdown: the set of chapters (links are checked against it), the
+// repository URL and the root. It is computed once per Renderer, so that
+// a cache key costs the size of its chapter, not of the book.
+func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
+	h := sha256.New()
+	names := make([]string, 0, len(chapters))
+	for p := range chapters {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	for _, p := range names {
+		fmt.Fprintf(h, "ch:%s\x00", p)
+	}
+	fmt.Fprintf(h, "repo:%s\x00root:%s", b.Config.Repository, b.Root)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // stat looks up a repository-relative path and records the answer.

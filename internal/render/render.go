@@ -105,6 +105,7 @@ type Renderer struct {
 	chapters map[string]bool   // book-relative paths of non-draft chapters
 	probes   map[string]string // what the current render learnt from the file system
 	claims   claimIndex        // see SetClaims
+	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
 }
 
 // New returns a Renderer for b. Links are resolved against b's chapters and
@@ -117,6 +118,7 @@ func New(b *book.Book) *Renderer {
 			r.chapters[ch.Path] = true
 		}
 	}
+	r.bookKey = bookHash(b, r.chapters)
 	r.md = goldmark.New(
 		goldmark.WithExtensions(
 			// GFM without its table: the table is added below so that a
