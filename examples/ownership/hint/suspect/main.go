@@ -79,13 +79,15 @@ func run(w io.Writer) error {
 		}
 	}
 	view := members["C"].ml // the coordinator's detector
+	var seen string // the view as observed when the wait ended
 	if err := waitFor("A, B and C alive in C's view", func() bool {
-		return states(view) == "A alive, B alive, C alive"
+		seen = states(view)
+		return seen == "A alive, B alive, C alive"
 	}); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "memberlist on 127.0.0.1: A, B and C are members")
-	fmt.Fprintln(w, "C's view:", states(view))
+	fmt.Fprintln(w, "C's view:", seen)
 
 	rec, err := ownership.NewActor("x", ownership.Owned{Owner: "A", Epoch: 41})
 	if err != nil {
