@@ -1,19 +1,23 @@
 package main
 
 import (
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFalseSuspicionUnderMemberlist runs the demonstration with the real
 // detector: the paused owner A is suspected, revoked at a new epoch, its
 // write after it wakes is refused as stale, it refutes the suspicion, and
 // the resource's log has no safety violation. The whole transcript is
-// compared, so a change in what the detector makes happen shows here.
+// compared, so a change in what the detector makes happen shows here; and
+// the three members leave no goroutine behind once the run returns.
 //
 // Reference: chapter "Failure detection is a hint"; SWIM (Das, Gupta and
 // Motivala, DSN 2002), section 4.2.
 func TestFalseSuspicionUnderMemberlist(t *testing.T) {
+	before := runtime.NumGoroutine()
 	var out strings.Builder
 	if err := run(&out); err != nil {
 		t.Fatalf("%v\noutput so far:\n%s", err, out.String())
@@ -36,5 +40,13 @@ safety violations: 0
 `
 	if out.String() != want {
 		t.Errorf("transcript:\n%s\nwant:\n%s", out.String(), want)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after the run, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
