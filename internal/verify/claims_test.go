@@ -194,3 +194,42 @@ func FuzzFindClaims(f *testing.F) {
 		}
 	})
 }
+
+// TestSettleClaims maps each function's outcome in its package's run to
+// the claim: passed, or an error at the link naming why not.
+func TestSettleClaims(t *testing.T) {
+	claim := func(fn, pkg string, line int) Claim {
+		return Claim{File: "book/ch.md", Line: line, Func: fn, Package: pkg}
+	}
+	claims := []Claim{
+		claim("TestPass", "./examples/x", 1),
+		claim("TestFail", "./examples/x", 2),
+		claim("TestSkip", "./examples/x", 3),
+		claim("TestGone", "./examples/x", 4),
+		claim("TestA", "./examples/y", 5),
+	}
+	results := []jobResult{{tests: &pkgTests{
+		pkg:     "./examples/x",
+		status:  map[string]string{"TestPass": "pass", "TestFail": "fail", "TestSkip": "skip"},
+		outputs: map[string]string{"TestFail": "x_test.go:3: boom\n"},
+	}}}
+	errs := settleClaims(claims, results)
+	var got []string
+	for _, e := range errs {
+		got = append(got, strings.TrimSpace(fmt.Sprintf("%d: %s | %s", e.Line, e.Msg, strings.TrimSpace(e.Detail))))
+	}
+	want := []string{
+		"2: claim TestFail failed in go test ./examples/x (alone: go test -run '^TestFail$' ./examples/x) | x_test.go:3: boom",
+		"3: claim TestSkip was skipped in go test ./examples/x; a skipped test checks nothing |",
+		"4: claim TestGone did not run: go test ./examples/x failed before it (see that error) |",
+		"5: claim TestA: go test ./examples/y was not run |",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i, c := range claims {
+		if c.Passed != (i == 0) {
+			t.Errorf("claim %s: Passed = %v", c.Func, c.Passed)
+		}
+	}
+}
