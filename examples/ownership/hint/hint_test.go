@@ -101,7 +101,7 @@ func (w *world) problem() string {
 //
 // Reference: seed assumption "failure detection is unreliable: a revoke
 // may fire at a healthy node; safety comes from the epoch bump"; SWIM (Das,
-// Gupta and Motivala, DSN 2002) promises no accuracy either.
+// Gupta and Motivala, DSN 2002) makes false suspicions rare, not impossible.
 func TestAdversarialDetectorCannotBreakSafety(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := newWorld(false)

@@ -17,7 +17,7 @@
 //
 // Reference: Abhinandan Das, Indranil Gupta and Ashish Motivala, "SWIM:
 // Scalable Weakly-consistent Infection-style Process Group Membership
-// Protocol", DSN 2002, section 4.2 (suspicion and incarnation numbers);
+// Protocol", DSN 2002 (its suspicion mechanism and incarnation numbers);
 // chapter "Failure detection is a hint".
 package main
 

@@ -15,7 +15,7 @@ import (
 // the three members leave no goroutine behind once the run returns.
 //
 // Reference: chapter "Failure detection is a hint"; SWIM (Das, Gupta and
-// Motivala, DSN 2002), section 4.2.
+// Motivala, DSN 2002): the suspicion mechanism.
 func TestFalseSuspicionUnderMemberlist(t *testing.T) {
 	before := runtime.NumGoroutine()
 	var out strings.Builder
