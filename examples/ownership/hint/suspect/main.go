@@ -79,7 +79,7 @@ func run(w io.Writer) error {
 		}
 	}
 	view := members["C"].ml // the coordinator's detector
-	var seen string // the view as observed when the wait ended
+	var seen string         // the view as observed when the wait ended
 	if err := waitFor("A, B and C alive in C's view", func() bool {
 		seen = states(view)
 		return seen == "A alive, B alive, C alive"
