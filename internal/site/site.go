@@ -371,7 +371,9 @@ func themeError(err error) error {
 }
 
 // copyBookFiles copies the book folder's files that are not Markdown and not
-// book.toml (images, diagrams) to the same place in the site.
+// book.toml (images, diagrams) to the same place in the site. Hidden files
+// and folders (".name") and editors' leftovers (book.Scratch: "name~",
+// "#name#", "name.swp", "4913", ...) are not copied.
 func copyBookFiles(out files, b *book.Book) error {
 	if b.Dir == "" {
 		return nil
@@ -387,7 +389,7 @@ func copyBookFiles(out files, b *book.Book) error {
 			}
 			return nil
 		}
-		if d.IsDir() || strings.HasSuffix(name, ".md") || strings.HasSuffix(name, "~") {
+		if d.IsDir() || strings.HasSuffix(name, ".md") || book.Scratch(name) {
 			return nil
 		}
 		rel, err := filepath.Rel(b.Dir, p)
