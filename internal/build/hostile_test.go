@@ -55,3 +55,70 @@ func TestEditorLeftoversNotPublished(t *testing.T) {
 		t.Error("4913 written to the site")
 	}
 }
+
+// TestSymlinkedBookFiles checks that a symbolic link under book/ to a file
+// inside the repository is published like the file, and that one leading
+// outside the repository is refused: at the line of the image that names
+// it, and, when no chapter names it, as the link itself. Link check and
+// copy agree on what exists.
+func TestSymlinkedBookFiles(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.png")
+	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"book/SUMMARY.md":    "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":         "# Ch\n\n![in](img/in.png)\n",
+		"figures/shared.png": "shared",
+	}
+	root := writeRepo(t, files)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "book", "img"), 0o755))
+	must(os.Symlink("../../figures/shared.png", filepath.Join(root, "book", "img", "in.png")))
+	res, err := buildRoot(t, root)
+	if err != nil {
+		t.Fatalf("a link inside the repository: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(res.Out, "img", "in.png")); err != nil || string(got) != "shared" {
+		t.Errorf("img/in.png on the site = %q, %v; want the linked file's content", got, err)
+	}
+
+	must(os.Symlink(outside, filepath.Join(root, "book", "img", "out.png")))
+	_, err = buildRoot(t, root)
+	if err == nil || !strings.Contains(err.Error(), "book/img/out.png: symbolic link to "+outside+", outside the repository") {
+		t.Errorf("unreferenced link outside: err = %v, want book/img/out.png refused", err)
+	}
+	must(os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte("# Ch\n\n![in](img/in.png)\n\n![out](img/out.png)\n"), 0o644))
+	_, err = buildRoot(t, root)
+	if err == nil || !strings.Contains(err.Error(), "book/ch.md:5: image \"img/out.png\" names book/img/out.png, a symbolic link that leads outside the repository") {
+		t.Errorf("image naming a link outside: err = %v, want book/ch.md:5 refused", err)
+	}
+}
+
+// TestBookFileClashesWithGeneratedName checks that a file under book/
+// whose site path bookgen writes itself is refused, naming the file,
+// instead of replacing the generated page or failing without a name.
+func TestBookFileClashesWithGeneratedName(t *testing.T) {
+	for _, name := range []string{"print.html", "404.html", "index.html", "favicon.svg", "sitemap.xml", "robots.txt", "assets/book.css"} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{
+				"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+				"book/ch.md":      "# Ch\n",
+				"book/" + name:    "mine",
+			}
+			root := writeRepo(t, files)
+			if err := os.WriteFile(filepath.Join(root, "book", "book.toml"), []byte("[book]\ntitle = \"X\"\n\n[output.html]\nsite-url = \"https://example.org/\"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := buildRoot(t, root)
+			if err == nil || !strings.HasPrefix(err.Error(), "book/"+name+": would be written to the site as "+name) {
+				t.Errorf("err = %v, want book/%s refused by name", err, name)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -94,15 +95,46 @@ func (r *Renderer) cacheKey(d *expand.Doc) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// stat looks up a repository-relative path and records the answer.
+// stat looks up a repository-relative path and records the answer. A path
+// that resolves, through a symbolic link, outside the repository is
+// reported as missing (an error wrapping ErrOutside): the site stage does
+// not publish such a file, so a link to it would be broken.
 func (r *Renderer) stat(repoPath string) (fs.FileInfo, error) {
-	fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath)))
+	fi, err := statInside(r.book.Root, repoPath)
 	r.probe("stat:"+repoPath, statString(fi, err))
 	return fi, err
 }
 
+// ErrOutside is returned (wrapped) for a repository path that a symbolic
+// link takes outside the repository.
+var ErrOutside = errors.New("resolves outside the repository")
+
+// statInside is os.Stat of root/repoPath, refusing a path whose real
+// location (symbolic links resolved) is outside root's.
+func statInside(root, repoPath string) (fs.FileInfo, error) {
+	abs := filepath.Join(root, filepath.FromSlash(repoPath))
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("%s: %w (%s)", repoPath, ErrOutside, real)
+	}
+	return fi, nil
+}
+
 func statString(fi fs.FileInfo, err error) string {
 	switch {
+	case errors.Is(err, ErrOutside):
+		return "outside"
 	case err != nil:
 		return "missing"
 	case fi.IsDir():
@@ -123,7 +155,7 @@ func (r *Renderer) reprobe(name string) string {
 	kind, p, _ := strings.Cut(name, ":")
 	switch kind {
 	case "stat":
-		fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(p)))
+		fi, err := statInside(r.book.Root, p)
 		return statString(fi, err)
 	case "main":
 		data, err := os.ReadFile(filepath.Join(r.book.Root, filepath.FromSlash(p)))

@@ -11,6 +11,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html"
 	"net/url"
@@ -293,7 +294,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		if r.book.Root != "" {
 			fi, err := r.stat(repoPath)
 			if err != nil {
-				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+				return "", nil, missing("link", dest, repoPath, err)
 			}
 			// A folder is a page only through its index: a chapter
 			// index.md (written as index.html) or a copied index.html.
@@ -307,7 +308,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	}
 	fi, err := r.stat(repoPath)
 	if err != nil {
-		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+		return "", nil, missing("link", dest, repoPath, err)
 	}
 	repo := strings.TrimSuffix(r.book.Config.Repository, "/")
 	if repo == "" {
@@ -399,10 +400,19 @@ func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 	}
 	if r.book.Root != "" {
 		if _, err := r.stat(repoPath); err != nil {
-			return &diag.Error{Msg: fmt.Sprintf("image %q names %s, which does not exist", dest, repoPath)}
+			return missing("image", dest, repoPath, err)
 		}
 	}
 	return nil
+}
+
+// missing is the error for a link or image whose file r.stat did not find
+// or refused.
+func missing(what, dest, repoPath string, err error) *diag.Error {
+	if errors.Is(err, ErrOutside) {
+		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a symbolic link that leads outside the repository; the site publishes only files inside it", what, dest, repoPath)}
+	}
+	return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, which does not exist", what, dest, repoPath)}
 }
 
 // origin maps a 1-based line of the expanded Markdown to its source.

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -227,7 +226,7 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (
 	if err := copyTree(out, th, "static", ""); err != nil {
 		return nil, err
 	}
-	if err := copyBookFiles(out, b); err != nil {
+	if err := copyBookFiles(out, b, generatedNames(b)); err != nil {
 		return nil, err
 	}
 
@@ -370,15 +369,50 @@ func themeError(err error) error {
 	return &diag.Error{File: "theme/" + pe.Path, Msg: pe.Err.Error()}
 }
 
+// generatedNames maps the site paths of the pages and files Write
+// generates itself (besides the chapters' pages, the theme's files and
+// assets/) to what each is, for the error about a book file that would
+// take one of them.
+func generatedNames(b *book.Book) map[string]string {
+	g := map[string]string{
+		"index.html": "the book's front page",
+		"404.html":   "the page served for unknown addresses",
+		"print.html": "the whole book on one page",
+		Marker:       "the marker of a bookgen output folder",
+	}
+	if b.Config.SiteURL != "" {
+		g["sitemap.xml"] = "the sitemap (book.toml sets site-url)"
+		g["robots.txt"] = "the robots.txt naming the sitemap (book.toml sets site-url)"
+	}
+	return g
+}
+
 // copyBookFiles copies the book folder's files that are not Markdown and not
 // book.toml (images, diagrams) to the same place in the site. Hidden files
 // and folders (".name") and editors' leftovers (book.Scratch: "name~",
-// "#name#", "name.swp", "4913", ...) are not copied.
-func copyBookFiles(out files, b *book.Book) error {
+// "#name#", "name.swp", "4913", ...) are not copied. A file whose site path
+// is one bookgen writes itself (generated, assets/, a theme file such as
+// favicon.svg) is refused with a *diag.Error naming it, rather than
+// silently replacing the generated file or being dropped.
+//
+// A symbolic link is followed when it resolves to a file inside the
+// repository; one that resolves outside it (or to nothing) is refused,
+// naming the link, as include and link checks refuse such paths: the site
+// must not publish a file from outside the repository.
+func copyBookFiles(out files, b *book.Book, generated map[string]string) error {
 	if b.Dir == "" {
 		return nil
 	}
-	return filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
+	realRoot := ""
+	if b.Root != "" {
+		r, err := filepath.EvalSymlinks(b.Root)
+		if err != nil {
+			return err
+		}
+		realRoot = r
+	}
+	var errs diag.List
+	err := filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -400,20 +434,46 @@ func copyBookFiles(out files, b *book.Book) error {
 		if rel == "book.toml" {
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		file := "book/" + rel
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				dest, _ := os.Readlink(p)
+				errs = append(errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, which does not exist", dest)})
+				return nil
+			}
+			if realRoot != "" && !within(target, realRoot) {
+				errs = append(errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, outside the repository; only files inside it are published", target)})
+				return nil
+			}
+			fi, err := os.Stat(target)
+			if err != nil {
+				return err
+			}
+			if !fi.Mode().IsRegular() {
+				return nil // a linked folder is not walked
+			}
+		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
+		if what, ok := generated[rel]; ok {
+			errs = append(errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which bookgen writes itself (%s); rename or remove the file", rel, what)})
+			return nil
 		}
-		defer f.Close()
-		data, err := io.ReadAll(f)
+		if _, ok := out[rel]; ok || rel == "assets" || strings.HasPrefix(rel, "assets/") {
+			errs = append(errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which is one of the theme's files or assets (theme/static/, assets/); rename or remove the file", rel)})
+			return nil
+		}
+		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
 		return out.add(rel, data)
 	})
+	if err != nil {
+		return err
+	}
+	return errs.Err()
 }
 
 // numberString formats a section number: [2 1] is "2.1.".
