@@ -139,11 +139,17 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := stage(ctx, "render"); err != nil {
+		return res, err
+	}
 	r := render.New(b)
 	r.Cache = opt.Renders
 	pages := make([]*render.Page, len(docs))
 	var errs diag.List
 	for i, d := range docs {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
 		pg, err := r.Render(d)
 		if err != nil {
 			errs = append(errs, diag.All(err)...)
@@ -160,13 +166,29 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 			return res, err
 		}
 	}
-	w, err := site.Write(b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot})
+	if err := stage(ctx, "write"); err != nil {
+		return res, err
+	}
+	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot})
 	if err != nil {
 		return res, err
 	}
 	res.Pages = w.Pages
 	res.Files = w.Files
 	return res, nil
+}
+
+// stageHook, when set (by tests), is called as each stage after
+// verification starts, so that a test can interrupt the build there.
+var stageHook func(stage string)
+
+// stage returns ctx.Err() as the named stage starts: every stage honours
+// Ctrl-C, so that an interrupted build leaves the output folder as it was.
+func stage(ctx context.Context, name string) error {
+	if stageHook != nil {
+		stageHook(name)
+	}
+	return ctx.Err()
 }
 
 // Test loads, expands and verifies the book at opt.Root, writing nothing
@@ -192,7 +214,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 	if err := site.CheckBook(b); err != nil {
 		return b, nil, nil, err
 	}
-	docs, err := expand.All(b)
+	docs, err := expand.AllContext(ctx, b)
 	if err != nil {
 		return b, nil, nil, err
 	}
@@ -205,7 +227,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 		if b, err = book.Load(opt.Root); err != nil {
 			return nil, nil, rep, err
 		}
-		if docs, err = expand.All(b); err != nil {
+		if docs, err = expand.AllContext(ctx, b); err != nil {
 			return b, nil, rep, err
 		}
 	}

@@ -1,6 +1,8 @@
 package build
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,6 +120,53 @@ func TestBookFileClashesWithGeneratedName(t *testing.T) {
 			_, err := buildRoot(t, root)
 			if err == nil || !strings.HasPrefix(err.Error(), "book/"+name+": would be written to the site as "+name) {
 				t.Errorf("err = %v, want book/%s refused by name", err, name)
+			}
+		})
+	}
+}
+
+// TestInterruptAtRenderAndWrite checks that Ctrl-C (the context cancelled)
+// as the render or the write stage starts stops the build with the
+// context's error and leaves the previous site as it was: verification is
+// not the only stage that listens.
+func TestInterruptAtRenderAndWrite(t *testing.T) {
+	for _, at := range []string{"render", "write"} {
+		t.Run(at, func(t *testing.T) {
+			root := writeRepo(t, map[string]string{
+				"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+				"book/ch.md":      "# Ch\n\nfirst\n",
+			})
+			opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
+			opt.Verify.CacheDir = t.TempDir()
+			if _, err := Build(t.Context(), opt); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(filepath.Join(opt.OutDir(), "ch.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte("# Ch\n\nsecond\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			stageHook = func(s string) {
+				if s == at {
+					cancel()
+				}
+			}
+			defer func() { stageHook = nil }()
+			_, err = Build(ctx, opt)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Build = %v, want context.Canceled", err)
+			}
+			after, err := os.ReadFile(filepath.Join(opt.OutDir(), "ch.html"))
+			if err != nil || string(after) != string(before) {
+				t.Errorf("ch.html changed by an interrupted build (%v)", err)
+			}
+			entries, _ := os.ReadDir(filepath.Dir(opt.OutDir()))
+			if len(entries) != 1 {
+				t.Errorf("output parent holds %d entries, want only the site (no temporary folder left)", len(entries))
 			}
 		})
 	}

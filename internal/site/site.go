@@ -15,6 +15,7 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -61,6 +62,12 @@ type Options struct {
 // of b.Chapters[i]. Links between chapters are checked first (CheckLinks).
 // Nothing in out changes unless the whole site was written.
 func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result, error) {
+	return WriteContext(context.Background(), b, pages, out, opt)
+}
+
+// WriteContext is Write, giving up with ctx.Err() when ctx is done before
+// the new site is swapped in; out is then as it was.
+func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out string, opt Options) (*Result, error) {
 	if len(pages) != len(b.Chapters) {
 		return nil, fmt.Errorf("site.Write: %d pages for %d chapters", len(pages), len(b.Chapters))
 	}
@@ -85,7 +92,10 @@ func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	if err := replaceDir(out, files); err != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := replaceDir(ctx, out, files); err != nil {
 		return nil, err
 	}
 	res := &Result{Pages: len(pages)}

@@ -1,6 +1,7 @@
 package site
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +15,7 @@ import (
 // one (Linux renameat2 RENAME_EXCHANGE), else with two renames. The previous
 // content of out is removed only after the swap. On any error out is left
 // as it was and the temporary folder is removed.
-func replaceDir(out string, fs files) (err error) {
+func replaceDir(ctx context.Context, out string, fs files) (err error) {
 	if err := CheckOutputDir(out); err != nil {
 		return err
 	}
@@ -34,6 +35,9 @@ func replaceDir(out string, fs files) (err error) {
 		return err
 	}
 	for name, data := range fs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		p := filepath.Join(tmp, filepath.FromSlash(name))
 		if dir := path.Dir(name); dir != "." {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -43,6 +47,9 @@ func replaceDir(out string, fs files) (err error) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			return err
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err // the last moment to give up with out unchanged
 	}
 	if _, err := os.Lstat(out); errors.Is(err, os.ErrNotExist) {
 		return os.Rename(tmp, out)
