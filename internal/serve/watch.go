@@ -18,7 +18,7 @@ import (
 // repository root, recursively, and these files in the root itself.
 var (
 	WatchedDirs  = []string{"book", "examples", "theme"}
-	WatchedFiles = []string{"go.mod", "go.sum"}
+	WatchedFiles = []string{"go.mod", "go.sum", NetlifyFile}
 )
 
 // watcher reports changes under the watched folders of a repository,
