@@ -57,6 +57,10 @@ type Result struct {
 	// those taken unchanged from Options.Renders.
 	Rendered, Reused int
 	Elapsed          time.Duration
+	// Warnings are the problems of the rendered chapters that do not
+	// stop the build (render.Page.Warnings: raw HTML the site's
+	// Content-Security-Policy blocks), in reading order.
+	Warnings []*diag.Error
 }
 
 // Stylesheet returns the site path of the book's content-hashed stylesheet
@@ -156,6 +160,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 			continue
 		}
 		pages[i] = pg
+		res.Warnings = append(res.Warnings, pg.Warnings...)
 	}
 	if err := errs.Err(); err != nil {
 		return res, err
@@ -265,6 +270,19 @@ func FindRoot(dir string) (string, error) {
 func isFile(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// PrintWarnings writes the warnings of a build, one
+// "file:line: warning: message" each.
+func PrintWarnings(w io.Writer, res *Result) {
+	if res == nil {
+		return
+	}
+	for _, e := range res.Warnings {
+		c := *e
+		c.Msg = "warning: " + c.Msg
+		fmt.Fprintln(w, c.Error())
+	}
 }
 
 // PrintError writes err as bookgen prints problems: one "file:line: message"

@@ -171,3 +171,21 @@ func TestInterruptAtRenderAndWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestRawHTMLWarningsReachTheBuild checks that raw HTML the deployed
+// Content-Security-Policy blocks is a warning of the build (which still
+// succeeds), printed as "file:line: warning: ...".
+func TestRawHTMLWarningsReachTheBuild(t *testing.T) {
+	res, err := buildRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":      "# Ch\n\n<script src=\"https://cdn.example.org/x.js\"></script>\n",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	PrintWarnings(&b, res)
+	if !strings.HasPrefix(b.String(), "book/ch.md:3: warning: raw HTML <script src=\"https://cdn.example.org/x.js\"> loads a script from another site") {
+		t.Errorf("warnings printed:\n%s", b.String())
+	}
+}

@@ -57,6 +57,10 @@ type Page struct {
 	// External lists every http and https link of the page, for the
 	// optional external link check (bookgen build --check-external).
 	External []ExternalLink
+	// Warnings are problems that do not stop the build: raw HTML the
+	// site's Content-Security-Policy blocks (<script>, <iframe>, <style>,
+	// style= and on...= attributes, javascript: links), at its line.
+	Warnings []*diag.Error
 }
 
 // ExternalLink is a link that leaves the site.
@@ -203,7 +207,16 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				pg.Title = t
 			}
 			return ast.WalkSkipChildren, nil
+		case *ast.HTMLBlock, *ast.RawHTML:
+			if raw, off, ok := htmlNodeText(n, src); ok {
+				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
+			}
 		case *ast.Link:
+			if isJavaScriptURL(string(n.Destination)) {
+				file, line := origin(d, lines.line(blockStart(n)))
+				pg.Warnings = append(pg.Warnings, &diag.Error{File: file, Line: line,
+					Msg: fmt.Sprintf("link to %q: the site's Content-Security-Policy (script-src 'self', netlify.toml) blocks javascript: URLs, so it will do nothing", string(n.Destination))})
+			}
 			dest, lk, e := r.rewrite(chPath, string(n.Destination))
 			if e != nil {
 				file, line := origin(d, lines.line(blockStart(n)))

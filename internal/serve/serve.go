@@ -185,6 +185,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.broadcast(event{"build-error", msg})
 		return
 	}
+	build.PrintWarnings(s.opt.Log, res)
 	fmt.Fprintf(s.opt.Log, "bookgen: build %d: %s\n", n, res.Summary())
 	s.mu.Lock()
 	s.good = n
