@@ -1,0 +1,109 @@
+package browser
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/render"
+	"github.com/ownership-book/ownership/internal/site"
+)
+
+// writeUnverified writes the site of the book at root without running its
+// checks (the pages are the same; verification only decides whether they
+// may be written), so that a test can look at the real book's pages in
+// a second rather than after every example has run.
+func writeUnverified(t *testing.T, root string) string {
+	t.Helper()
+	b, err := book.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := expand.All(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := render.New(b)
+	pages := make([]*render.Page, len(docs))
+	for i, d := range docs {
+		if pages[i], err = r.Render(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "site")
+	if _, err := site.Write(b, pages, out, site.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// clippedCode is a script that returns, for every code block of the page,
+// a description of any content the reader cannot see: a block wider than
+// its scroll box whose overflow is not scrollable, a line taller than the
+// box (hidden lines), or a block that sticks out of the viewport or of
+// the page's main column.
+const clippedCode = `(function () {
+  var out = [], vw = document.documentElement.clientWidth;
+  var main = document.querySelector("main").getBoundingClientRect();
+  document.querySelectorAll(".code-block pre").forEach(function (pre, i) {
+    var cs = getComputedStyle(pre), r = pre.getBoundingClientRect();
+    var first = (pre.textContent.split("\n")[0] || "").slice(0, 40);
+    var name = "block " + i + " (" + JSON.stringify(first) + ")";
+    if (pre.scrollWidth > pre.clientWidth + 1)
+      out.push(name + ": content " + pre.scrollWidth + "px wide in a " + pre.clientWidth + "px box (overflow-x " + cs.overflowX + ", white-space " + cs.whiteSpace + ")");
+    if (pre.scrollHeight > pre.clientHeight + 1)
+      out.push(name + ": content " + pre.scrollHeight + "px tall in a " + pre.clientHeight + "px box");
+    if (r.right > vw + 1 || r.left < -1)
+      out.push(name + ": spans " + Math.round(r.left) + "-" + Math.round(r.right) + "px of a " + vw + "px viewport");
+    if (r.right > main.right + 1 || r.left < main.left - 1)
+      out.push(name + ": spans " + Math.round(r.left) + "-" + Math.round(r.right) + "px, outside the main column " + Math.round(main.left) + "-" + Math.round(main.right) + "px");
+  });
+  return out;
+})()`
+
+// TestCodeNotClipped loads every page of the real book at three window
+// widths (desktop 1280 and 1024 px, a 390 px phone) and fails for any
+// code block whose content is not all visible: every line wraps inside
+// its box rather than hiding behind its edge.
+func TestCodeNotClipped(t *testing.T) {
+	bctx := newBrowser(t)
+	out := writeUnverified(t, filepath.Join("..", ".."))
+	srv := serveSite(t, out)
+	pages, err := filepath.Glob(filepath.Join(out, "*.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := newTab(t, bctx)
+	for _, w := range []struct {
+		width, height int
+		mobile        bool
+	}{{1280, 900, false}, {1024, 768, false}, {390, 844, true}} {
+		t.Run(fmt.Sprint(w.width), func(t *testing.T) {
+			tb.t = t
+			opts := []chromedp.EmulateViewportOption{}
+			if w.mobile {
+				opts = append(opts, chromedp.EmulateMobile)
+			}
+			tb.do(chromedp.EmulateViewport(int64(w.width), int64(w.height), opts...))
+			blocks := 0
+			for _, p := range pages {
+				name := filepath.Base(p)
+				if name == "404.html" {
+					continue
+				}
+				tb.navigate(srv.URL + "/" + name)
+				blocks += eval[int](tb, `document.querySelectorAll(".code-block pre").length`)
+				for _, c := range eval[[]string](tb, clippedCode) {
+					t.Errorf("%s at %dpx: %s", name, w.width, c)
+				}
+			}
+			if blocks < 20 {
+				t.Errorf("only %d code blocks in the book's pages; is the selector right?", blocks)
+			}
+		})
+	}
+}
