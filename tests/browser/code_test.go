@@ -2,10 +2,14 @@ package browser
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
@@ -106,4 +110,85 @@ func TestCodeNotClipped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCopyButtonCopiesExactly clicks the copy button of each code block of
+// testdata/unusual (Go, text, no language) and compares what it hands the
+// clipboard with the block's source in the chapter, byte for byte: no
+// blank line between lines, indentation and blank lines kept.
+func TestCopyButtonCopiesExactly(t *testing.T) {
+	bctx := newBrowser(t)
+	root := filepath.Join(t.TempDir(), "unusual")
+	copyDir(t, filepath.Join("testdata", "unusual"), root)
+	srv := serveSite(t, buildSite(t, root))
+	src, err := os.ReadFile(filepath.Join(root, "book", "code.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, part := range strings.Split(string(src), "```")[1:] {
+		if body, ok := strings.CutPrefix(part, "go\n"); ok {
+			want = append(want, body)
+		} else if body, ok := strings.CutPrefix(part, "text\n"); ok {
+			want = append(want, body)
+		} else if body, ok := strings.CutPrefix(part, "\n"); ok && strings.TrimSpace(body) != "" && !strings.HasPrefix(body, "\n") {
+			want = append(want, body)
+		}
+	}
+	if len(want) != 3 {
+		t.Fatalf("found %d blocks in code.md, want 3", len(want))
+	}
+	tb := newTab(t, bctx)
+	tb.navigate(srv.URL + "/code.html")
+	// Record what the page writes to the clipboard: headless Chromium has
+	// no system clipboard to paste from.
+	tb.do(chromedp.Evaluate[chromedp.Void](`window.__copied = []; navigator.clipboard.writeText = function (s) { window.__copied.push(s); return Promise.resolve(); };`))
+	n := eval[int](tb, `document.querySelectorAll(".code-block .copy-button").length`)
+	if n != len(want) {
+		t.Fatalf("%d copy buttons, want %d", n, len(want))
+	}
+	for i := range want {
+		tb.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelectorAll(".code-block .copy-button")[%d].click()`, i)))
+	}
+	tb.waitTrue("three copies", `window.__copied.length === 3`, 10*time.Second)
+	got := eval[[]string](tb, `window.__copied`)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("block %d copied as\n%q\nwant the source\n%q", i, got[i], want[i])
+		}
+	}
+	tb.noConsoleErrors("copy")
+}
+
+// TestCJKSearch searches testdata/unusual's Chinese and Japanese chapter
+// for two-character words that occur in it (and a longer phrase), and
+// checks that each finds its section.
+func TestCJKSearch(t *testing.T) {
+	bctx := newBrowser(t)
+	root := filepath.Join(t.TempDir(), "unusual")
+	copyDir(t, filepath.Join("testdata", "unusual"), root)
+	srv := serveSite(t, buildSite(t, root))
+	tb := newTab(t, bctx)
+	tb.navigate(srv.URL + "/code.html")
+	for _, tc := range []struct{ query, section string }{
+		{"写入", "cjk.html#分布式系统"},
+		{"令牌", "cjk.html#分布式系统"},
+		{"分布式系统", "cjk.html#分布式系统"},
+		{"拒否", "cjk.html#日本語"},
+		{"トークン", "cjk.html#日本語"},
+		{"fencing", "cjk.html#english"},
+	} {
+		tb.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(".search-toggle").click()`))
+		tb.waitTrue("search dialog open", `document.getElementById("search-dialog").open`, 15*time.Second)
+		tb.do(chromedp.Evaluate[chromedp.Void](`(function(){var i=document.getElementById("search-input"); i.value=` + jsString(tc.query) + `; i.dispatchEvent(new Event("input", {bubbles: true}));})()`))
+		want := srv.URL + "/" + tc.section
+		tb.waitTrue("results for "+tc.query, `document.querySelector("#search-results a") !== null`, 20*time.Second)
+		got := eval[[]string](tb, `Array.prototype.map.call(document.querySelectorAll("#search-results a"), function (a) { return decodeURIComponent(a.origin + a.pathname + a.hash); })`)
+		if len(got) == 0 || got[0] != want {
+			t.Errorf("search %q: results %q, want %s first", tc.query, got, want)
+		}
+		tb.key(kb.Escape)
+		tb.waitTrue("search closed", `!document.getElementById("search-dialog").open`, 15*time.Second)
+	}
+	tb.noConsoleErrors("CJK search")
 }
