@@ -49,3 +49,24 @@ func TestANSIEscapesStripped(t *testing.T) {
 		t.Errorf("blessed chapter:\n%q\nwant\n%q", blessed, src)
 	}
 }
+
+// TestTimeoutOutputIsBounded builds testdata/long-line, whose transcript
+// command prints one 2.4 MB line and hangs: the timeout is reported at the
+// command's line with an excerpt of the output cut to a few kilobytes,
+// saying how much was cut.
+func TestTimeoutOutputIsBounded(t *testing.T) {
+	root := copyFixture(t, "long-line")
+	_, err := buildBook(t, root, filepath.Join(t.TempDir(), "site"), t.TempDir())
+	if err == nil {
+		t.Fatal("the build succeeded")
+	}
+	var b strings.Builder
+	build.PrintError(&b, err)
+	out := b.String()
+	if !strings.HasPrefix(out, "book/ch.md:4: $ go run ./examples/longline: timeout after 2s") {
+		t.Errorf("report starts %.200q", out)
+	}
+	if len(out) > 16<<10 || !strings.Contains(out, "more bytes on this line)") {
+		t.Errorf("report is %d bytes (want a bounded excerpt saying what was cut):\n%.400s", len(out), out)
+	}
+}
