@@ -189,3 +189,66 @@ func TestRawHTMLWarningsReachTheBuild(t *testing.T) {
 		t.Errorf("warnings printed:\n%s", b.String())
 	}
 }
+
+// TestSymlinkedFolderAndUnpublishedFiles checks that a symbolic link under
+// book/ to a folder inside the repository publishes the folder's files
+// (without looping on a link to an ancestor), and that an image naming a
+// file the copy leaves out (an editor's leftover, a hidden file) is an
+// error at its line rather than a broken image on the site.
+func TestSymlinkedFolderAndUnpublishedFiles(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md":    "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":         "# Ch\n\n![f](figs/shared.png)\n",
+		"figures/shared.png": "shared",
+	})
+	if err := os.Symlink("../figures", filepath.Join(root, "book", "figs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..", filepath.Join(root, "figures", "up")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buildRoot(t, root); err == nil || !strings.Contains(err.Error(), "book/figs/up: symbolic link to "+realPath(t, root)+", a folder that holds book/ itself") {
+		t.Errorf("a link to the repository root: err = %v, want book/figs/up refused", err)
+	}
+	if err := os.Remove(filepath.Join(root, "figures", "up")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(root, "figures", "self")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := buildRoot(t, root)
+	if err != nil {
+		t.Fatalf("a linked folder inside the repository: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(res.Out, "figs", "shared.png")); err != nil || string(got) != "shared" {
+		t.Errorf("figs/shared.png = %q, %v", got, err)
+	}
+	for _, f := range res.Files {
+		if strings.Contains(f, "self/") {
+			t.Errorf("a link to its own folder was followed: %s", f)
+		}
+	}
+	for _, tc := range []struct{ file, want string }{
+		{"fig.png~", "book/ch.md:3: image \"fig.png~\" names book/fig.png~, a hidden file or an editor's leftover"},
+		{".draft.png", "book/ch.md:3: image \".draft.png\" names book/.draft.png, a hidden file or an editor's leftover"},
+	} {
+		if err := os.WriteFile(filepath.Join(root, "book", tc.file), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte("# Ch\n\n!["+tc.file+"]("+tc.file+")\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := buildRoot(t, root); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("image %s: err = %v, want %q", tc.file, err, tc.want)
+		}
+	}
+}
+
+func realPath(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

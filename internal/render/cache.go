@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
 )
 
@@ -109,9 +110,21 @@ func (r *Renderer) stat(repoPath string) (fs.FileInfo, error) {
 // link takes outside the repository.
 var ErrOutside = errors.New("resolves outside the repository")
 
+// ErrNotPublished is returned (wrapped) for a path under book/ that the
+// site stage does not copy: a hidden file or folder (".name") or an
+// editor's leftover (book.Scratch).
+var ErrNotPublished = errors.New("is not published")
+
 // statInside is os.Stat of root/repoPath, refusing a path whose real
 // location (symbolic links resolved) is outside root's.
 func statInside(root, repoPath string) (fs.FileInfo, error) {
+	if rest, ok := strings.CutPrefix(repoPath, "book/"); ok {
+		for _, part := range strings.Split(rest, "/") {
+			if strings.HasPrefix(part, ".") || book.Scratch(part) {
+				return nil, fmt.Errorf("%s: %w", repoPath, ErrNotPublished)
+			}
+		}
+	}
 	abs := filepath.Join(root, filepath.FromSlash(repoPath))
 	fi, err := os.Stat(abs)
 	if err != nil {
@@ -135,6 +148,8 @@ func statString(fi fs.FileInfo, err error) string {
 	switch {
 	case errors.Is(err, ErrOutside):
 		return "outside"
+	case errors.Is(err, ErrNotPublished):
+		return "unpublished"
 	case err != nil:
 		return "missing"
 	case fi.IsDir():

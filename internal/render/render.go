@@ -422,6 +422,9 @@ func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 // missing is the error for a link or image whose file r.stat did not find
 // or refused.
 func missing(what, dest, repoPath string, err error) *diag.Error {
+	if errors.Is(err, ErrNotPublished) {
+		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a hidden file or an editor's leftover, which the site does not publish", what, dest, repoPath)}
+	}
 	if errors.Is(err, ErrOutside) {
 		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a symbolic link that leads outside the repository; the site publishes only files inside it", what, dest, repoPath)}
 	}

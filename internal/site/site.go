@@ -413,77 +413,112 @@ func copyBookFiles(out files, b *book.Book, generated map[string]string) error {
 	if b.Dir == "" {
 		return nil
 	}
-	realRoot := ""
+	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}}
 	if b.Root != "" {
 		r, err := filepath.EvalSymlinks(b.Root)
 		if err != nil {
 			return err
 		}
-		realRoot = r
+		c.realRoot = r
 	}
-	var errs diag.List
-	err := filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	if r, err := filepath.EvalSymlinks(b.Dir); err == nil {
+		c.realBook = r
+	}
+	if err := c.walk(b.Dir, ""); err != nil {
+		return err
+	}
+	return c.errs.Err()
+}
+
+// bookCopier walks book/ for copyBookFiles, following symbolic links to
+// folders inside the repository (each real folder once on a path, so a
+// link to an ancestor is not a loop). A link to a folder that holds book/
+// (the repository root) is refused: it would publish the whole
+// repository.
+type bookCopier struct {
+	out       files
+	generated map[string]string
+	realRoot  string
+	realBook  string          // real path of book/
+	visiting  map[string]bool // real paths of the folders being walked
+	errs      diag.List
+}
+
+// walk copies the files of the folder dir, whose site path is rel ("" for
+// book/ itself).
+func (c *bookCopier) walk(dir, rel string) error {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		if c.visiting[real] {
+			return nil
 		}
+		c.visiting[real] = true
+		defer delete(c.visiting, real)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range entries {
 		name := d.Name()
-		if strings.HasPrefix(name, ".") && p != b.Dir {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+		if strings.HasPrefix(name, ".") || book.Scratch(name) {
+			continue
 		}
-		if d.IsDir() || strings.HasSuffix(name, ".md") || book.Scratch(name) {
-			return nil
-		}
-		rel, err := filepath.Rel(b.Dir, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if rel == "book.toml" {
-			return nil
-		}
-		file := "book/" + rel
+		p := filepath.Join(dir, name)
+		r := path.Join(rel, name)
+		file := "book/" + r
+		isDir := d.IsDir()
 		if d.Type()&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(p)
 			if err != nil {
 				dest, _ := os.Readlink(p)
-				errs = append(errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, which does not exist", dest)})
-				return nil
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, which does not exist", dest)})
+				continue
 			}
-			if realRoot != "" && !within(target, realRoot) {
-				errs = append(errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, outside the repository; only files inside it are published", target)})
-				return nil
+			if c.realRoot != "" && !within(target, c.realRoot) && target != c.realRoot {
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, outside the repository; only files inside it are published", target)})
+				continue
 			}
 			fi, err := os.Stat(target)
 			if err != nil {
 				return err
 			}
-			if !fi.Mode().IsRegular() {
-				return nil // a linked folder is not walked
+			if !fi.IsDir() && !fi.Mode().IsRegular() {
+				continue
 			}
-		} else if !d.Type().IsRegular() {
-			return nil
+			isDir = fi.IsDir()
+			if isDir && (target == c.realBook || within(c.realBook, target)) {
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, a folder that holds book/ itself; link to the folder of the files to publish", target)})
+				continue
+			}
+		} else if !isDir && !d.Type().IsRegular() {
+			continue
 		}
-		if what, ok := generated[rel]; ok {
-			errs = append(errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which bookgen writes itself (%s); rename or remove the file", rel, what)})
-			return nil
+		if isDir {
+			if err := c.walk(p, r); err != nil {
+				return err
+			}
+			continue
 		}
-		if _, ok := out[rel]; ok || rel == "assets" || strings.HasPrefix(rel, "assets/") {
-			errs = append(errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which is one of the theme's files or assets (theme/static/, assets/); rename or remove the file", rel)})
-			return nil
+		if strings.HasSuffix(name, ".md") || r == "book.toml" {
+			continue
+		}
+		if what, ok := c.generated[r]; ok {
+			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which bookgen writes itself (%s); rename or remove the file", r, what)})
+			continue
+		}
+		if _, ok := c.out[r]; ok || r == "assets" || strings.HasPrefix(r, "assets/") {
+			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which is one of the theme's files or assets (theme/static/, assets/); rename or remove the file", r)})
+			continue
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		return out.add(rel, data)
-	})
-	if err != nil {
-		return err
+		if err := c.out.add(r, data); err != nil {
+			return err
+		}
 	}
-	return errs.Err()
+	return nil
 }
 
 // numberString formats a section number: [2 1] is "2.1.".
