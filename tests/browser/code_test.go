@@ -113,9 +113,10 @@ func TestCodeNotClipped(t *testing.T) {
 }
 
 // TestCopyButtonCopiesExactly clicks the copy button of each code block of
-// testdata/unusual (Go, text, no language) and compares what it hands the
-// clipboard with the block's source in the chapter, byte for byte: no
-// blank line between lines, indentation and blank lines kept.
+// testdata/unusual (Go, text, no language, console) and compares what it
+// hands the clipboard with the block's source in the chapter, byte for
+// byte: no blank line between lines, indentation and blank lines kept; a
+// console block's commands without their prompts.
 func TestCopyButtonCopiesExactly(t *testing.T) {
 	bctx := newBrowser(t)
 	root := filepath.Join(t.TempDir(), "unusual")
@@ -131,12 +132,21 @@ func TestCopyButtonCopiesExactly(t *testing.T) {
 			want = append(want, body)
 		} else if body, ok := strings.CutPrefix(part, "text\n"); ok {
 			want = append(want, body)
+		} else if body, ok := strings.CutPrefix(part, "console ignore\n"); ok {
+			// A console block copies its commands, without "$ ".
+			var cmds []string
+			for _, l := range strings.Split(body, "\n") {
+				if c, ok := strings.CutPrefix(l, "$ "); ok {
+					cmds = append(cmds, c)
+				}
+			}
+			want = append(want, strings.Join(cmds, "\n"))
 		} else if body, ok := strings.CutPrefix(part, "\n"); ok && strings.TrimSpace(body) != "" && !strings.HasPrefix(body, "\n") {
 			want = append(want, body)
 		}
 	}
-	if len(want) != 3 {
-		t.Fatalf("found %d blocks in code.md, want 3", len(want))
+	if len(want) != 4 {
+		t.Fatalf("found %d blocks in code.md, want 4", len(want))
 	}
 	tb := newTab(t, bctx)
 	tb.navigate(srv.URL + "/code.html")
@@ -150,7 +160,7 @@ func TestCopyButtonCopiesExactly(t *testing.T) {
 	for i := range want {
 		tb.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelectorAll(".code-block .copy-button")[%d].click()`, i)))
 	}
-	tb.waitTrue("three copies", `window.__copied.length === 3`, 10*time.Second)
+	tb.waitTrue("a copy per block", fmt.Sprintf(`window.__copied.length === %d`, len(want)), 10*time.Second)
 	got := eval[[]string](tb, `window.__copied`)
 	for i := range want {
 		if got[i] != want[i] {
