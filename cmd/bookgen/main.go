@@ -121,6 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "build":
 		res, err := build.Build(ctx, opt)
+		build.PrintWarnings(stderr, res)
 		if err != nil && ctx.Err() != nil {
 			// Ctrl-C: say so rather than "context canceled".
 			fmt.Fprintf(stderr, "bookgen: interrupted; %s is unchanged\n", res.Out)

@@ -68,6 +68,10 @@ type Result struct {
 	// after its pages (site.Result.Finish): call it once, before the next
 	// build.
 	Finish func() error
+	// Warnings are the problems of the rendered chapters that do not
+	// stop the build (render.Page.Warnings: raw HTML the site's
+	// Content-Security-Policy blocks), in reading order.
+	Warnings []*diag.Error
 }
 
 // Stylesheet returns the site path of the book's content-hashed stylesheet
@@ -150,6 +154,9 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := stage(ctx, "render"); err != nil {
+		return res, err
+	}
 	var claims []verify.Claim
 	if rep != nil {
 		claims = rep.Claims
@@ -159,12 +166,18 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 		return res, err
 	}
 	res.Rendered, res.Reused = rendered, reused
+	for _, pg := range pages {
+		res.Warnings = append(res.Warnings, pg.Warnings...)
+	}
 	if opt.CheckExternal {
 		if err := site.CheckExternal(ctx, pages, site.ExternalOptions{}); err != nil {
 			return res, err
 		}
 	}
-	w, err := site.Write(b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental})
+	if err := stage(ctx, "write"); err != nil {
+		return res, err
+	}
+	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental})
 	if err != nil {
 		return res, err
 	}
@@ -172,6 +185,19 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	res.Files = w.Files
 	res.Finish = w.Finish
 	return res, nil
+}
+
+// stageHook, when set (by tests), is called as each stage after
+// verification starts, so that a test can interrupt the build there.
+var stageHook func(stage string)
+
+// stage returns ctx.Err() as the named stage starts: every stage honours
+// Ctrl-C, so that an interrupted build leaves the output folder as it was.
+func stage(ctx context.Context, name string) error {
+	if stageHook != nil {
+		stageHook(name)
+	}
+	return ctx.Err()
 }
 
 // Test loads, expands and verifies the book at opt.Root, writing nothing
@@ -197,7 +223,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 	if err := site.CheckBook(b); err != nil {
 		return b, nil, nil, err
 	}
-	docs, err := expand.All(b)
+	docs, err := expand.AllContext(ctx, b)
 	if err != nil {
 		return b, nil, nil, err
 	}
@@ -210,7 +236,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 		if b, err = book.Load(opt.Root); err != nil {
 			return nil, nil, rep, err
 		}
-		if docs, err = expand.All(b); err != nil {
+		if docs, err = expand.AllContext(ctx, b); err != nil {
 			return b, nil, rep, err
 		}
 	}
@@ -248,6 +274,19 @@ func FindRoot(dir string) (string, error) {
 func isFile(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// PrintWarnings writes the warnings of a build, one
+// "file:line: warning: message" each.
+func PrintWarnings(w io.Writer, res *Result) {
+	if res == nil {
+		return
+	}
+	for _, e := range res.Warnings {
+		c := *e
+		c.Msg = "warning: " + c.Msg
+		fmt.Fprintln(w, c.Error())
+	}
 }
 
 // PrintError writes err as bookgen prints problems: one "file:line: message"

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -119,15 +120,60 @@ func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 	return sum
 }
 
-// stat looks up a repository-relative path and records the answer.
+// stat looks up a repository-relative path and records the answer. A path
+// that resolves, through a symbolic link, outside the repository is
+// reported as missing (an error wrapping ErrOutside): the site stage does
+// not publish such a file, so a link to it would be broken.
 func (r *Renderer) stat(repoPath string) (fs.FileInfo, error) {
-	fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath)))
+	fi, err := statInside(r.book.Root, repoPath)
 	r.probe("stat:"+repoPath, statString(fi, err))
 	return fi, err
 }
 
+// ErrOutside is returned (wrapped) for a repository path that a symbolic
+// link takes outside the repository.
+var ErrOutside = errors.New("resolves outside the repository")
+
+// ErrNotPublished is returned (wrapped) for a path under book/ that the
+// site stage does not copy: a hidden file or folder (".name") or an
+// editor's leftover (book.Scratch).
+var ErrNotPublished = errors.New("is not published")
+
+// statInside is os.Stat of root/repoPath, refusing a path whose real
+// location (symbolic links resolved) is outside root's.
+func statInside(root, repoPath string) (fs.FileInfo, error) {
+	if rest, ok := strings.CutPrefix(repoPath, "book/"); ok {
+		for _, part := range strings.Split(rest, "/") {
+			if strings.HasPrefix(part, ".") || book.Scratch(part) {
+				return nil, fmt.Errorf("%s: %w", repoPath, ErrNotPublished)
+			}
+		}
+	}
+	abs := filepath.Join(root, filepath.FromSlash(repoPath))
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("%s: %w (%s)", repoPath, ErrOutside, real)
+	}
+	return fi, nil
+}
+
 func statString(fi fs.FileInfo, err error) string {
 	switch {
+	case errors.Is(err, ErrOutside):
+		return "outside"
+	case errors.Is(err, ErrNotPublished):
+		return "unpublished"
 	case err != nil:
 		return "missing"
 	case fi.IsDir():
@@ -148,7 +194,7 @@ func (r *Renderer) reprobe(name string) string {
 	kind, p, _ := strings.Cut(name, ":")
 	switch kind {
 	case "stat":
-		fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(p)))
+		fi, err := statInside(r.book.Root, p)
 		return statString(fi, err)
 	case "main":
 		data, err := os.ReadFile(filepath.Join(r.book.Root, filepath.FromSlash(p)))

@@ -149,9 +149,10 @@ type server struct {
 	nonce int64
 
 	mu      sync.Mutex
-	gen     int    // builds done
-	good    int    // number of the last good build, 0 before one
-	lastErr string // the last build's problems, "" when it succeeded
+	headers []headerRule // netlify.toml's [[headers]], read at each build
+	gen     int          // builds done
+	good    int          // number of the last good build, 0 before one
+	lastErr string       // the last build's problems, "" when it succeeded
 	clients map[chan event]bool
 	closed  bool
 }
@@ -171,6 +172,13 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	if line := changeLine(s.opt.Build.Root, changed); line != "" {
 		fmt.Fprintln(s.opt.Log, line)
 	}
+	rules, herr := readHeaderRules(s.opt.Build.Root)
+	if herr != nil {
+		fmt.Fprintf(s.opt.Log, "bookgen: %v; serving without its headers\n", herr)
+	}
+	s.mu.Lock()
+	s.headers = rules
+	s.mu.Unlock()
 	res, err := s.opt.BuildFunc(ctx, s.opt.Build)
 	if ctx.Err() != nil {
 		return
@@ -189,6 +197,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.broadcast(event{"build-error", msg})
 		return
 	}
+	build.PrintWarnings(s.opt.Log, res)
 	fmt.Fprintf(s.opt.Log, "bookgen: build %d: %s\n", n, res.Summary())
 	s.mu.Lock()
 	s.good = n
@@ -259,6 +268,10 @@ func (s *server) closeClients() {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	rules := s.headers
+	s.mu.Unlock()
+	setHeaders(w.Header(), rules, r.URL.Path)
 	switch r.URL.Path {
 	case EventsPath:
 		s.events(w, r)

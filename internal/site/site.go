@@ -15,12 +15,12 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -73,6 +73,12 @@ type Options struct {
 // of b.Chapters[i]. Links between chapters are checked first (CheckLinks).
 // Nothing in out changes unless the whole site was written.
 func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result, error) {
+	return WriteContext(context.Background(), b, pages, out, opt)
+}
+
+// WriteContext is Write, giving up with ctx.Err() when ctx is done before
+// the new site is swapped in; out is then as it was.
+func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out string, opt Options) (*Result, error) {
 	if len(pages) != len(b.Chapters) {
 		return nil, fmt.Errorf("site.Write: %d pages for %d chapters", len(pages), len(b.Chapters))
 	}
@@ -100,7 +106,7 @@ func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result
 		}
 	}
 	if st == nil {
-		s, err := newStaging(out)
+		s, err := newStaging(ctx, out)
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +116,10 @@ func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result
 		st = s
 	}
 	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil); err != nil {
+		st.abort()
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		st.abort()
 		return nil, err
 	}
@@ -304,7 +314,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	if err := copyTree(out, th, "static", ""); err != nil {
 		return err
 	}
-	if err := copyBookFiles(out, b); err != nil {
+	if err := copyBookFiles(out, b, generatedNames(b)); err != nil {
 		return err
 	}
 
@@ -462,48 +472,146 @@ func themeError(err error) error {
 	return &diag.Error{File: "theme/" + pe.Path, Msg: pe.Err.Error()}
 }
 
+// generatedNames maps the site paths of the pages and files Write
+// generates itself (besides the chapters' pages, the theme's files and
+// assets/) to what each is, for the error about a book file that would
+// take one of them.
+func generatedNames(b *book.Book) map[string]string {
+	g := map[string]string{
+		"index.html": "the book's front page",
+		"404.html":   "the page served for unknown addresses",
+		"print.html": "the whole book on one page",
+		Marker:       "the marker of a bookgen output folder",
+	}
+	if b.Config.SiteURL != "" {
+		g["sitemap.xml"] = "the sitemap (book.toml sets site-url)"
+		g["robots.txt"] = "the robots.txt naming the sitemap (book.toml sets site-url)"
+	}
+	return g
+}
+
 // copyBookFiles copies the book folder's files that are not Markdown and not
-// book.toml (images, diagrams) to the same place in the site.
-func copyBookFiles(out siteFiles, b *book.Book) error {
+// book.toml (images, diagrams) to the same place in the site. Hidden files
+// and folders (".name") and editors' leftovers (book.Scratch: "name~",
+// "#name#", "name.swp", "4913", ...) are not copied. A file whose site path
+// is one bookgen writes itself (generated, assets/, a theme file such as
+// favicon.svg) is refused with a *diag.Error naming it, rather than
+// silently replacing the generated file or being dropped.
+//
+// A symbolic link is followed when it resolves to a file inside the
+// repository; one that resolves outside it (or to nothing) is refused,
+// naming the link, as include and link checks refuse such paths: the site
+// must not publish a file from outside the repository.
+func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) error {
 	if b.Dir == "" {
 		return nil
 	}
-	return filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
+	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}}
+	if b.Root != "" {
+		r, err := filepath.EvalSymlinks(b.Root)
 		if err != nil {
 			return err
 		}
+		c.realRoot = r
+	}
+	if r, err := filepath.EvalSymlinks(b.Dir); err == nil {
+		c.realBook = r
+	}
+	if err := c.walk(b.Dir, ""); err != nil {
+		return err
+	}
+	return c.errs.Err()
+}
+
+// bookCopier walks book/ for copyBookFiles, following symbolic links to
+// folders inside the repository (each real folder once on a path, so a
+// link to an ancestor is not a loop). A link to a folder that holds book/
+// (the repository root) is refused: it would publish the whole
+// repository.
+type bookCopier struct {
+	out       siteFiles
+	generated map[string]string
+	realRoot  string
+	realBook  string          // real path of book/
+	visiting  map[string]bool // real paths of the folders being walked
+	errs      diag.List
+}
+
+// walk copies the files of the folder dir, whose site path is rel ("" for
+// book/ itself).
+func (c *bookCopier) walk(dir, rel string) error {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		if c.visiting[real] {
+			return nil
+		}
+		c.visiting[real] = true
+		defer delete(c.visiting, real)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range entries {
 		name := d.Name()
-		if strings.HasPrefix(name, ".") && p != b.Dir {
-			if d.IsDir() {
-				return fs.SkipDir
+		if strings.HasPrefix(name, ".") || book.Scratch(name) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		r := path.Join(rel, name)
+		file := "book/" + r
+		isDir := d.IsDir()
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				dest, _ := os.Readlink(p)
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, which does not exist", dest)})
+				continue
 			}
-			return nil
+			if c.realRoot != "" && !within(target, c.realRoot) && target != c.realRoot {
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, outside the repository; only files inside it are published", target)})
+				continue
+			}
+			fi, err := os.Stat(target)
+			if err != nil {
+				return err
+			}
+			if !fi.IsDir() && !fi.Mode().IsRegular() {
+				continue
+			}
+			isDir = fi.IsDir()
+			if isDir && (target == c.realBook || within(c.realBook, target)) {
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, a folder that holds book/ itself; link to the folder of the files to publish", target)})
+				continue
+			}
+		} else if !isDir && !d.Type().IsRegular() {
+			continue
 		}
-		if d.IsDir() || strings.HasSuffix(name, ".md") || strings.HasSuffix(name, "~") {
-			return nil
+		if isDir {
+			if err := c.walk(p, r); err != nil {
+				return err
+			}
+			continue
 		}
-		rel, err := filepath.Rel(b.Dir, p)
+		if strings.HasSuffix(name, ".md") || r == "book.toml" {
+			continue
+		}
+		if what, ok := c.generated[r]; ok {
+			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which bookgen writes itself (%s); rename or remove the file", r, what)})
+			continue
+		}
+		if c.out.has(r) || r == "assets" || strings.HasPrefix(r, "assets/") {
+			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which is one of the theme's files or assets (theme/static/, assets/); rename or remove the file", r)})
+			continue
+		}
+		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		rel = filepath.ToSlash(rel)
-		if rel == "book.toml" {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		f, err := os.Open(p)
-		if err != nil {
+		if err := c.out.add(r, data); err != nil {
 			return err
 		}
-		defer f.Close()
-		data, err := io.ReadAll(f)
-		if err != nil {
-			return err
-		}
-		return out.add(rel, data)
-	})
+	}
+	return nil
 }
 
 // numberString formats a section number: [2 1] is "2.1.".

@@ -1,6 +1,7 @@
 package site
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -13,10 +14,10 @@ import (
 )
 
 // replaceDir writes fs into a new temporary folder beside out and then puts
-// that folder in out's place (see staging). On any error out is left as it
-// was and the temporary folder is removed.
-func replaceDir(out string, fs files) error {
-	st, err := newStaging(out)
+// that folder in out's place (see staging). On any error, or when ctx is
+// done first, out is left as it was and the temporary folder is removed.
+func replaceDir(ctx context.Context, out string, fs files) error {
+	st, err := newStaging(ctx, out)
 	if err != nil {
 		return err
 	}
@@ -38,6 +39,7 @@ func replaceDir(out string, fs files) error {
 // the temporary folder and leaves the output as it was. add and has are
 // safe for concurrent use.
 type staging struct {
+	ctx      context.Context // add and commit give up when it is done
 	out, dir string
 	mu       sync.Mutex
 	names    map[string]bool
@@ -67,7 +69,7 @@ func (s *staging) unchanged(name string, in pageInputs) bool {
 // newStaging checks that out can be replaced (CheckOutputDir) and creates
 // the temporary folder. Failures are an *OutputError or the error of
 // CheckOutputDir.
-func newStaging(out string) (*staging, error) {
+func newStaging(ctx context.Context, out string) (*staging, error) {
 	if err := CheckOutputDir(out); err != nil {
 		return nil, err
 	}
@@ -80,12 +82,15 @@ func newStaging(out string) (*staging, error) {
 		os.RemoveAll(tmp)
 		return nil, &OutputError{Out: out, Err: err}
 	}
-	return &staging{out: out, dir: tmp, names: map[string]bool{}, dirs: map[string]bool{".": true}}, nil
+	return &staging{ctx: ctx, out: out, dir: tmp, names: map[string]bool{}, dirs: map[string]bool{".": true}}, nil
 }
 
 // add writes the file name (a slash path inside the site). Two files of one
 // name are an error; a failed write is an *OutputError.
 func (s *staging) add(name string, data []byte) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
 	var sum [sha256.Size]byte
 	if s.sums != nil {
 		sum = sha256.Sum256(data)
@@ -167,6 +172,10 @@ func (s *staging) commit() error {
 }
 
 func (s *staging) swap() (err error) {
+	if err := s.ctx.Err(); err != nil {
+		os.RemoveAll(s.dir)
+		return err // the last moment to give up with out unchanged
+	}
 	out, tmp := s.out, s.dir
 	swapped := false
 	defer func() {
