@@ -157,7 +157,11 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := stage(ctx, "render"); err != nil {
 		return res, err
 	}
-	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders)
+	var claims []verify.Claim
+	if rep != nil {
+		claims = rep.Claims
+	}
+	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims)
 	if err != nil {
 		return res, err
 	}
@@ -297,7 +301,7 @@ func PrintError(w io.Writer, err error) {
 // result does not depend on the order the workers finish in. Each worker
 // has a Renderer of its own (a Renderer serves one goroutine); they share
 // the cache. Errors are returned in chapter order.
-func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache) (pages []*render.Page, rendered, reused int, err error) {
+func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim) (pages []*render.Page, rendered, reused int, err error) {
 	pages = make([]*render.Page, len(docs))
 	errs := make([]error, len(docs))
 	workers := min(runtime.GOMAXPROCS(0), len(docs))
@@ -310,6 +314,7 @@ func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *ren
 			defer wg.Done()
 			r := render.New(b)
 			r.Cache = cache
+			r.SetClaims(claims)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(docs) || ctx.Err() != nil {

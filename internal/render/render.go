@@ -109,6 +109,7 @@ type Renderer struct {
 	md       goldmark.Markdown
 	chapters map[string]bool   // book-relative paths of non-draft chapters
 	probes   map[string]string // what the current render learnt from the file system
+	claims   claimIndex        // see SetClaims
 	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
 }
 
@@ -143,7 +144,7 @@ func New(b *book.Book) *Renderer {
 		),
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
-			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100), util.Prioritized(claimRenderer{}, 100)),
 		),
 	)
 	return r
@@ -170,6 +171,8 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 
 // render renders d without the cache.
 func (r *Renderer) render(d *expand.Doc) (*Page, error) {
+	d, generated := r.withChecksTable(d)
+	claimCount := map[string]int{}
 	src := d.Markdown
 	ids := newIDTable()
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
@@ -214,6 +217,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
 			}
 		case *ast.Link:
+			r.markClaim(chPath, n, generated[lines.line(linkStart(n))], claimCount)
 			if isJavaScriptURL(string(n.Destination)) {
 				file, line := origin(d, lines.line(blockStart(n)))
 				pg.Warnings = append(pg.Warnings, &diag.Error{File: file, Line: line,

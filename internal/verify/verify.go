@@ -109,6 +109,9 @@ type Report struct {
 	// Blessed lists the transcript outputs rewritten by Options.Bless, as
 	// "book/ch.md:12-15: go run ./examples/x".
 	Blessed []string
+	// Claims lists every link naming a claim's check, in reading order,
+	// with whether its check passed (see claims.go).
+	Claims []Claim
 }
 
 // Verify checks the book. A failure is returned as a diag.List naming file
@@ -191,7 +194,12 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 	}
 
+	claims, claimErrs := v.findClaims(docs)
+	errs = append(errs, claimErrs...)
+
 	results := v.runAll(ctx, jobs)
+	errs = append(errs, settleClaims(claims, results)...)
+	rep.Claims = claims
 	var edits []blessEdit
 	for _, r := range results {
 		for _, c := range r.checks {
@@ -276,6 +284,7 @@ type jobResult struct {
 	checks []Check
 	errs   []*diag.Error
 	edits  []blessEdit
+	tests  *pkgTests // a package test's outcomes, for claims
 }
 
 // runAll runs jobs on Workers goroutines and returns their results in the
