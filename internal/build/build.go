@@ -141,6 +141,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	}
 	r := render.New(b)
 	r.Cache = opt.Renders
+	r.Figures = &render.FigureCache{Dir: figureCacheDir(opt, b.Root)}
 	pages := make([]*render.Page, len(docs))
 	var errs diag.List
 	for i, d := range docs {
@@ -251,4 +252,14 @@ func PrintError(w io.Writer, err error) {
 	for _, e := range diag.All(err) {
 		fmt.Fprintln(w, e.Error())
 	}
+}
+
+// figureCacheDir is where drawn figures are kept between builds: beside
+// verify's results, in .bookgen-cache/figures/ (or CacheDir/figures/).
+func figureCacheDir(opt Options, root string) string {
+	dir := opt.Verify.CacheDir
+	if dir == "" {
+		dir = filepath.Join(root, ".bookgen-cache")
+	}
+	return filepath.Join(dir, "figures")
 }

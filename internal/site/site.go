@@ -205,7 +205,7 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (
 	if err != nil {
 		return nil, err
 	}
-	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
+	css = append(append(append(append([]byte{}, render.CSS()...), render.FigureCSS()...), '\n'), css...)
 	a := assets{
 		css:       "assets/" + hashedName("book", ".css", css),
 		js:        "assets/" + hashedName("book", ".js", js),
