@@ -113,7 +113,7 @@ func FigureCSS() []byte {
 }
 
 // widthClass returns the class that sets a figure's smallest width on a
-// narrow screen ("fig-w800" for widths 800 to 899), "" for figures
+// narrow screen ("fig-w800" for widths 701 to 800), "" for figures
 // narrower than 400px, which fit a phone unscaled or nearly.
 func widthClass(w int) string {
 	if w < 400 {
@@ -122,5 +122,5 @@ func widthClass(w int) string {
 	if w > 2000 {
 		w = 2000
 	}
-	return fmt.Sprintf("fig-w%d", w/100*100)
+	return fmt.Sprintf("fig-w%d", (w+99)/100*100)
 }
