@@ -134,10 +134,14 @@ func printIDs(chapters []*book.Item) map[string]string {
 var (
 	idAttrAll = regexp.MustCompile(`(\sid=")([^"]*)(")`)
 	urlAttr   = regexp.MustCompile(`(\s(?:href|src)=")([^"]*)(")`)
+	// svgRef is a reference to an element of the page from an SVG
+	// attribute (a figure's mask="url(#m)", marker-end="url(#k)").
+	svgRef = regexp.MustCompile(`(="url\(#)([^)"]*)(\)")`)
 )
 
 // printChapter rewrites the HTML of chapter ch for print.html, which sits at
-// the site root: ids get the chapter's prefix, links to chapters become
+// the site root: ids get the chapter's prefix (and so do the url(#id)
+// references of figures' SVG attributes), links to chapters become
 // links to their sections in the same page, other relative URLs are made
 // relative to the root.
 func printChapter(ch *book.Item, html []byte, chapters map[string]string) []byte {
@@ -145,6 +149,12 @@ func printChapter(ch *book.Item, html []byte, chapters map[string]string) []byte
 	prefix := chapters[sitePath]
 	out := idAttrAll.ReplaceAllFunc(html, func(m []byte) []byte {
 		s := idAttrAll.FindSubmatch(m)
+		return []byte(string(s[1]) + prefix + "--" + string(s[2]) + string(s[3]))
+	})
+	// The ids moved, so the references of figures to their masks and
+	// markers move with them.
+	out = svgRef.ReplaceAllFunc(out, func(m []byte) []byte {
+		s := svgRef.FindSubmatch(m)
 		return []byte(string(s[1]) + prefix + "--" + string(s[2]) + string(s[3]))
 	})
 	return urlAttr.ReplaceAllFunc(out, func(m []byte) []byte {
