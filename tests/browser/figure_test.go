@@ -87,7 +87,8 @@ type figureColours struct {
 // keep text at WCAG AA contrast (4.5:1); their labels are SVG text a reader
 // can select and the browser's find can match, and they are in the search
 // index; on a phone no figure runs off the screen (it is scaled down, or
-// its box scrolls); and no CSP violation is reported. Screenshots:
+// its box scrolls); print.html keeps their masks and arrowheads; and no
+// CSP violation is reported. Screenshots:
 // figure-light.png, figure-dark.png, figure-mobile.png.
 func TestFigures(t *testing.T) {
 	bctx := newBrowser(t)
@@ -200,6 +201,27 @@ func TestFigures(t *testing.T) {
 		if strings.Contains(string(data), "sequence_diagram") {
 			t.Error("search index holds d2 source (sequence_diagram), not only the figure's text")
 		}
+	})
+
+	t.Run("print", func(t *testing.T) {
+		tb.t = t
+		tb.navigate(srv.URL + "/print.html")
+		// print.html prefixes every id of a chapter; a figure's masks and
+		// arrowheads must still find theirs.
+		missing := eval[string](tb, `(function () {
+			var out = [], n = 0;
+			document.querySelectorAll(".figure [mask], .figure [marker-end], .figure [marker-start]").forEach(function (e) {
+				["mask", "marker-end", "marker-start"].forEach(function (a) {
+					var v = e.getAttribute(a), m = v && v.match(/^url\(#(.*)\)$/);
+					if (m) { n++; if (!document.getElementById(m[1])) { out.push(v); } }
+				});
+			});
+			return n === 0 ? "no references" : out.join(" ");
+		})()`)
+		if missing != "" {
+			t.Errorf("print.html: figure references without their element: %s", missing)
+		}
+		tb.noConsoleErrors("print.html")
 	})
 
 	t.Run("phone", func(t *testing.T) {
