@@ -140,8 +140,8 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 		return res, err
 	}
 	r := render.New(b)
-	r.Cache = opt.Renders
 	r.Figures = &render.FigureCache{Dir: figureCacheDir(opt, b.Root)}
+	r.Cache = opt.Renders
 	pages := make([]*render.Page, len(docs))
 	var errs diag.List
 	for i, d := range docs {
@@ -170,16 +170,36 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	return res, nil
 }
 
-// Test loads, expands and verifies the book at opt.Root, writing nothing
-// but the verification cache (and, with opt.Verify.Bless, the chapters whose
-// transcripts it rewrites).
+// Test loads, expands, verifies and renders the book at opt.Root (so a
+// figure that does not draw or a broken link fails it as it fails Build),
+// writing nothing but the caches (and, with opt.Verify.Bless, the chapters
+// whose transcripts it rewrites).
 func Test(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
-	b, _, rep, err := check(ctx, opt)
+	b, docs, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
+	if err == nil {
+		err = renderChapters(b, docs, opt)
+	}
 	res.Elapsed = time.Since(start)
 	return res, err
+}
+
+// renderChapters renders every chapter and drops the pages, so that
+// `bookgen test` refuses what the render stage of `build` would: a figure
+// that does not draw, a link to a missing chapter or file. Figures come from
+// the figure cache when it has them.
+func renderChapters(b *book.Book, docs []*expand.Doc, opt Options) error {
+	r := render.New(b)
+	r.Figures = &render.FigureCache{Dir: figureCacheDir(opt, b.Root)}
+	var errs diag.List
+	for _, d := range docs {
+		if _, err := r.Render(d); err != nil {
+			errs = append(errs, diag.All(err)...)
+		}
+	}
+	return errs.Err()
 }
 
 // check runs the first three stages.
