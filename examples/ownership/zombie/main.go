@@ -139,7 +139,7 @@ func play(fence bool) (run, error) {
 		outcome = "B's write is lost"
 	}
 	if !stale {
-		return r, fmt.Errorf("A's epoch-%d token still has authority in %s", aEpoch, rec)
+		return r, fmt.Errorf("the epoch-%d token of A still has authority in %s", aEpoch, rec)
 	}
 	add("storage", "storage", fmt.Sprintf("x = %s: %s", st.x, outcome), "")
 	return r, nil
