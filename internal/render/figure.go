@@ -307,6 +307,9 @@ var (
 	xmlDecl   = regexp.MustCompile(`^\s*<\?xml[^>]*\?>\s*`)
 	tagRe     = regexp.MustCompile(`<[A-Za-z][^<>]*>`)
 	styleAttr = regexp.MustCompile(`\sstyle=("[^"]*"|'[^']*')`)
+	// remoteRef is an image or other resource the browser would fetch
+	// (links, <a href>, are not fetched and stay).
+	remoteRef = regexp.MustCompile(`<image[^>]*\shref="(?:https?:)?//[^"]*"|url\((?:["']?)(?:https?:)?//[^)]*\)`)
 )
 
 // presentation lists the CSS properties that SVG also accepts as
@@ -359,6 +362,9 @@ func cleanSVG(svg []byte) ([]byte, error) {
 	})
 	if bad != nil {
 		return nil, bad
+	}
+	if m := remoteRef.Find(svg); m != nil {
+		return nil, fmt.Errorf("the drawing loads %s from another site (an icon or image?); a page of the book requests nothing from other hosts", m)
 	}
 	if bytes.Contains(svg, []byte("<script")) || bytes.Contains(svg, []byte("<foreignObject")) {
 		return nil, errors.New("the drawing holds HTML (a Markdown, LaTeX or code label?), which the page cannot show as SVG text; use a plain label")

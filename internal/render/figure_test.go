@@ -322,3 +322,18 @@ func BenchmarkFigureCacheHit(b *testing.B) {
 		}
 	}
 }
+
+// TestFigureRefusesWhatThePageCannotShow checks that an icon from another
+// host (a request the site never makes) and a Markdown label (HTML inside
+// the SVG) are refused with a message, not drawn half-working.
+func TestFigureRefusesWhatThePageCannotShow(t *testing.T) {
+	for _, c := range []struct{ src, msg string }{
+		{"a: {icon: https://icons.example/a.svg}\na -> b\n", "from another site"},
+		{"a: |md\n  # Title\n|\na -> b\n", "holds HTML"},
+	} {
+		_, err := DrawFigure(FigureD2, c.src)
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%q: err = %v, want one containing %q", c.src, err, c.msg)
+		}
+	}
+}
