@@ -63,7 +63,7 @@ func TestFigureRunMismatch(t *testing.T) {
 		"stream -> A: 200\n" + // 5
 		"```\n"
 	root := fixture(t, chapter, figureExtra)
-	errs := only(t, func() error { _, err := verifyRoot(t, root, Options{CacheDir: t.TempDir()}); return err }())
+	errs := only(t, func() error { _, err := verifyRoot(t, root, Options{CacheDir: sharedCache}); return err }())
 	if len(errs) != 1 {
 		t.Fatalf("got %d errors, want 1: %v", len(errs), errs)
 	}
@@ -81,7 +81,7 @@ func TestFigureRunMismatch(t *testing.T) {
 func TestFigureRunBless(t *testing.T) {
 	chapter := "# Chapter\n\n- The run:\n\n  ```d2 run=\"go run ./examples/greet/figure\"\n  old\n  ```\n\nDone.\n"
 	root := fixture(t, chapter, figureExtra)
-	cache := t.TempDir()
+	cache := sharedCache
 	rep, err := verifyRoot(t, root, Options{Bless: true, CacheDir: cache})
 	if err != nil {
 		t.Fatalf("Verify with Bless: %v", err)
@@ -101,7 +101,7 @@ func TestFigureRunBless(t *testing.T) {
 	// A fence on a list item's own line: the body is indented under it.
 	chapter = "# Chapter\n\n- ```d2 run=\"go run ./examples/greet/figure\"\n  old\n  ```\n"
 	root = fixture(t, chapter, figureExtra)
-	if _, err := verifyRoot(t, root, Options{Bless: true, CacheDir: t.TempDir()}); err != nil {
+	if _, err := verifyRoot(t, root, Options{Bless: true, CacheDir: cache}); err != nil {
 		t.Fatalf("Verify with Bless: %v", err)
 	}
 	want = "# Chapter\n\n- ```d2 run=\"go run ./examples/greet/figure\"\n" +
@@ -132,7 +132,9 @@ func TestFigureRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root := fixture(t, "# Chapter\n"+c.block, figureExtra)
 			rec := &recorder{}
-			_, err := verifyRoot(t, root, Options{exec: rec.exec, CacheDir: t.TempDir()})
+			// The fixture's packages pass; their checks come from the
+			// shared cache, so a refusal costs no go process.
+			_, err := verifyRoot(t, root, Options{exec: rec.exec, CacheDir: sharedCache})
 			errs := only(t, err)
 			if len(errs) != 1 || errs[0].File != "book/ch.md" || errs[0].Line != c.line || !strings.Contains(errs[0].Msg, c.msg) {
 				t.Errorf("errors = %v, want one at book/ch.md:%d containing %q", errs, c.line, c.msg)
