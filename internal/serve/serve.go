@@ -37,6 +37,7 @@ import (
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/render"
+	"github.com/ownership-book/ownership/internal/site"
 )
 
 // Options configure Run.
@@ -45,7 +46,7 @@ type Options struct {
 	// Log receives the URL, one summary line per build and every build error.
 	Log io.Writer
 	// Debounce is how long the sources must be quiet before a rebuild
-	// (100ms when zero).
+	// (DefaultDebounce when zero).
 	Debounce time.Duration
 	// Poll, when positive, replaces file system events (fsnotify) by
 	// comparing every watched file's modification time and size at this
@@ -66,6 +67,13 @@ var liveJS []byte
 
 var scriptTag = []byte(`<script src="` + ScriptPath + `"></script>`)
 
+// DefaultDebounce is how long the sources must be quiet before a rebuild
+// when Options.Debounce is not set: long enough to take an editor's save
+// (a write, or a new file renamed over the old one, and a few events
+// within a millisecond or two) as one change, short enough to leave most
+// of the 50 ms a reader notices to the rebuild itself.
+const DefaultDebounce = 20 * time.Millisecond
+
 // Run builds the book, serves its output folder on ln and rebuilds on every
 // change until ctx is done. It returns nil after a clean shutdown; a failed
 // build is reported on Log, not returned.
@@ -74,7 +82,7 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 		opt.Log = io.Discard
 	}
 	if opt.Debounce <= 0 {
-		opt.Debounce = 100 * time.Millisecond
+		opt.Debounce = DefaultDebounce
 	}
 	if opt.BuildFunc == nil {
 		opt.BuildFunc = build.Build
@@ -86,6 +94,10 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 		// Rebuild only what changed: unchanged chapters are not rendered
 		// again (verification has its own cache on disk).
 		opt.Build.Renders = &render.Cache{}
+	}
+	if opt.Build.Incremental == nil {
+		// ... and write only the files that changed.
+		opt.Build.Incremental = &site.Incremental{}
 	}
 	s := &server{opt: opt, out: opt.Build.OutDir(), clients: map[chan event]bool{}, nonce: time.Now().UnixNano()}
 
@@ -137,9 +149,10 @@ type server struct {
 	nonce int64
 
 	mu      sync.Mutex
-	gen     int    // builds done
-	good    int    // number of the last good build, 0 before one
-	lastErr string // the last build's problems, "" when it succeeded
+	headers []headerRule // netlify.toml's [[headers]], read at each build
+	gen     int          // builds done
+	good    int          // number of the last good build, 0 before one
+	lastErr string       // the last build's problems, "" when it succeeded
 	clients map[chan event]bool
 	closed  bool
 }
@@ -159,6 +172,13 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	if line := changeLine(s.opt.Build.Root, changed); line != "" {
 		fmt.Fprintln(s.opt.Log, line)
 	}
+	rules, herr := readHeaderRules(s.opt.Build.Root)
+	if herr != nil {
+		fmt.Fprintf(s.opt.Log, "bookgen: %v; serving without its headers\n", herr)
+	}
+	s.mu.Lock()
+	s.headers = rules
+	s.mu.Unlock()
 	res, err := s.opt.BuildFunc(ctx, s.opt.Build)
 	if ctx.Err() != nil {
 		return
@@ -177,6 +197,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.broadcast(event{"build-error", msg})
 		return
 	}
+	build.PrintWarnings(s.opt.Log, res)
 	fmt.Fprintf(s.opt.Log, "bookgen: build %d: %s\n", n, res.Summary())
 	s.mu.Lock()
 	s.good = n
@@ -186,9 +207,16 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	s.mu.Unlock()
 	if css := res.Stylesheet(); css != "" && !wasBroken && onlyCSS(changed) {
 		s.broadcast(event{"css", id + "\n" + css})
-		return
+	} else {
+		s.broadcast(event{"reload", id})
 	}
-	s.broadcast(event{"reload", id})
+	// The open pages reload first; print.html and the search index,
+	// which show every chapter, follow.
+	if res.Finish != nil {
+		if err := res.Finish(); err != nil {
+			fmt.Fprintf(s.opt.Log, "bookgen: build %d: writing print.html and the search index failed: %v\n", n, err)
+		}
+	}
 }
 
 // serving says what a failed build leaves the browsers with: the last good
@@ -240,6 +268,10 @@ func (s *server) closeClients() {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	rules := s.headers
+	s.mu.Unlock()
+	setHeaders(w.Header(), rules, r.URL.Path)
 	switch r.URL.Path {
 	case EventsPath:
 		s.events(w, r)

@@ -105,8 +105,10 @@ func (v *verifier) locate(dir, out string) (string, int, string) {
 	return dir, 0, "no output"
 }
 
-// clipOutput keeps the first 80 lines of a command's output for a Detail.
+// clipOutput keeps the first 80 lines of a command's output for a Detail,
+// without terminal escape sequences (StripANSI).
 func clipOutput(s string) string {
+	s = StripANSI(s)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > 80 {
 		lines = append(lines[:80], fmt.Sprintf("... (%d more lines)", len(lines)-80))
@@ -254,9 +256,10 @@ func fmtDuration(d time.Duration) string {
 	return d.String()
 }
 
-// outputLines splits command output into lines without trailing white
-// space or trailing blank lines.
+// outputLines splits command output into lines without terminal escape
+// sequences (StripANSI), trailing white space or trailing blank lines.
 func outputLines(out string) []string {
+	out = StripANSI(out)
 	if out == "" {
 		return nil
 	}

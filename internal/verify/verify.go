@@ -154,7 +154,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		jobs = append(jobs, v.packageJob("vet", p), v.packageJob("test", p))
 	}
 	for _, d := range docs {
-		for _, blk := range FindBlocks(d.Markdown) {
+		for _, blk := range findBlocksCached(d.Markdown) {
 			if err := checkAttrs(d, blk); err != nil {
 				errs = append(errs, err)
 				continue
