@@ -88,7 +88,7 @@ func FigureCSS() []byte {
 			fmt.Fprintf(&b, ".figure .color-%s { color: var(--fig-%s); }\n", k, k)
 		}
 		b.WriteString(`.figure { margin: 0 0 1.15em; max-width: 100%; overflow-x: auto; text-align: center; }
-.figure svg { display: inline-block; max-width: 100%; height: auto; vertical-align: top; }
+.figure > svg { display: inline-block; max-width: 100%; height: auto; vertical-align: top; }
 .figure figcaption { margin-top: 0.4em; color: var(--muted); font-size: 0.9rem; text-align: center; }
 .figure-d2 svg text { font-family: "bookgen d2 sans", var(--font-body); }
 .figure-d2 .text-bold { font-weight: 700; }
@@ -105,7 +105,7 @@ func FigureCSS() []byte {
 		// A wide figure keeps at least 60% of its size on a narrow screen
 		// (a 16px label stays above 9.6px) and its box scrolls instead.
 		for w := 400; w <= 2000; w += 100 {
-			fmt.Fprintf(&b, ".figure.fig-w%d svg { min-width: %dpx; }\n", w, w*6/10)
+			fmt.Fprintf(&b, ".figure.fig-w%d > svg { min-width: %dpx; }\n", w, w*6/10)
 		}
 		figCSS = []byte(b.String())
 	})
