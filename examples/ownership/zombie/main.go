@@ -87,8 +87,8 @@ type run struct {
 	tail  int // index of the first step that depends on the fence
 }
 
-// participants in the order the figure draws them.
-var participants = []string{"A", "record", "B", "storage"}
+// participants in the order the figure draws them, with their labels.
+var participants = [][2]string{{"A", "node A"}, {"record", "owner record"}, {"B", "node B"}, {"storage", "storage"}}
 
 // both plays the story against storage without and with a fence.
 func both() ([]run, error) {
@@ -178,7 +178,7 @@ func writeD2(w io.Writer, runs []run) error {
 	}
 	fmt.Fprintln(w, "shape: sequence_diagram")
 	for _, p := range participants {
-		fmt.Fprintln(w, p)
+		fmt.Fprintf(w, "%s: %s\n", p[0], quote(p[1]))
 	}
 	msgs := func(indent string, steps []step) {
 		for _, s := range steps {
