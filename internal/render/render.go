@@ -104,6 +104,9 @@ type Renderer struct {
 	// Rendered and Reused count the chapters rendered and those taken
 	// from Cache by this Renderer.
 	Rendered, Reused int
+	// Figures draws the d2 and goat blocks (see DrawFigure) and keeps
+	// the drawings; nil draws every figure afresh.
+	Figures *FigureCache
 
 	book     *book.Book
 	md       goldmark.Markdown
@@ -248,6 +251,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 		case *ast.FencedCodeBlock:
 			r.markSource(d, n, lines)
+			errs = append(errs, r.figure(d, n, src, lines)...)
 		case *ast.Image:
 			if e := r.checkImage(chPath, string(n.Destination)); e != nil {
 				e.File, e.Line = origin(d, lines.line(blockStart(n)))
@@ -526,6 +530,10 @@ func blockText(n ast.Node, src []byte) string {
 		}
 		switch c.(type) {
 		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			if fig := figureOf(c); fig != nil {
+				parts = append(parts, fig.Text)
+				return ast.WalkSkipChildren, nil
+			}
 			var b strings.Builder
 			for i := 0; i < c.Lines().Len(); i++ {
 				seg := c.Lines().At(i)

@@ -258,7 +258,7 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		if hint := WhitespaceHint(diff); hint != "" {
 			detail += hint + "\n"
 		}
-		fail(line, detail, "output of \"%s\" differs from the transcript (run bookgen test --bless to take the real output)", c.Text)
+		fail(line, detail, "output of \"%s\" differs from the %s (run bookgen test --bless to take the real output)", c.Text, blockNoun(blk))
 		v.logf("verify: transcript %s: FAIL", subject)
 		return
 	}

@@ -174,6 +174,16 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					continue
 				}
 				jobs = append(jobs, j)
+			case "d2":
+				if !isFigureRun(blk) {
+					continue
+				}
+				j, err := v.figureJob(d, blk)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				jobs = append(jobs, j)
 			case "go":
 				if _, ok := blk.Attrs["ignore"]; ok {
 					rep.Ignored++
@@ -233,6 +243,9 @@ var knownAttrs = map[string]bool{"ignore": true, "timeout": true, "hl_lines": tr
 // does not know: a misspelt "ignore" or "timeout" would otherwise be
 // dropped without a word. Blocks in other languages are not checked.
 func checkAttrs(d *expand.Doc, blk Block) *diag.Error {
+	if _, ok := figureAttrs[blk.Lang]; ok {
+		return checkFigureAttrs(d, blk)
+	}
 	if blk.Lang != "go" && blk.Lang != "console" {
 		return nil
 	}
