@@ -172,8 +172,8 @@ func (c *Checker) Observe(nodes []*Node) error {
 		for _, i := range sortedKeys(c.committed) {
 			ce := c.committed[i]
 			if ce.Term < n.Term && (i > n.LastIndex() || n.Log[i-1] != ce.Entry) {
-				fail(LeaderCompleteness, "entry %d:%v committed in term %d is missing from %s, leader of term %d [%s]",
-					i, ce.Entry, ce.Term, n.ID, n.Term, n.LogString())
+				fail(LeaderCompleteness, "entry %v at index %d, committed in term %d, is missing from %s, leader of term %d [%s]",
+					ce.Entry, i, ce.Term, n.ID, n.Term, n.LogString())
 			}
 		}
 	}

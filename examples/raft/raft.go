@@ -46,7 +46,8 @@ type Entry struct {
 	Data string
 }
 
-func (e Entry) String() string { return fmt.Sprintf("%d:%s", e.Term, e.Data) }
+// String prints the entry as data/tterm, e.g. "S1.2/t2".
+func (e Entry) String() string { return fmt.Sprintf("%s/t%d", e.Data, e.Term) }
 
 // Fault is a set of deliberate departures from the paper's rules, for
 // negative controls: each one switches a single rule off, so that a check
@@ -475,7 +476,7 @@ func (n *Node) Apply() []Entry {
 	return out
 }
 
-// LogString prints the log as "1:x 2:y" (term:data per index).
+// LogString prints the log's entries in index order, e.g. "S1.1/t1 S2.2/t2".
 func (n *Node) LogString() string {
 	var b strings.Builder
 	for i, e := range n.Log {

@@ -173,14 +173,14 @@ func TestFollowerOverwritesConflictsOnly(t *testing.T) {
 	n := NewNode(2, []ID{1, 2, 3}, 0)
 	n.Log = []Entry{{1, "a"}, {1, "b"}, {1, "c"}}
 	n.Step(Message{Type: MsgApp, From: 1, To: 2, Term: 2, PrevIndex: 1, PrevTerm: 1, Entries: []Entry{{2, "x"}}})
-	if got := n.LogString(); got != "1:a 2:x" {
-		t.Fatalf("after a conflicting entry at index 2: log %q, want %q", got, "1:a 2:x")
+	if got := n.LogString(); got != "a/t1 x/t2" {
+		t.Fatalf("after a conflicting entry at index 2: log %q, want %q", got, "a/t1 x/t2")
 	}
 	n.Step(Message{Type: MsgApp, From: 1, To: 2, Term: 2, PrevIndex: 2, PrevTerm: 2, Entries: []Entry{{2, "y"}}})
 	// An old AppendEntries arrives late: it must not truncate index 3.
 	n.Step(Message{Type: MsgApp, From: 1, To: 2, Term: 2, PrevIndex: 1, PrevTerm: 1, Entries: []Entry{{2, "x"}}})
-	if got := n.LogString(); got != "1:a 2:x 2:y" {
-		t.Fatalf("after a late duplicate: log %q, want %q", got, "1:a 2:x 2:y")
+	if got := n.LogString(); got != "a/t1 x/t2 y/t2" {
+		t.Fatalf("after a late duplicate: log %q, want %q", got, "a/t1 x/t2 y/t2")
 	}
 }
 
@@ -230,7 +230,7 @@ func TestRestartKeepsTermVoteAndLog(t *testing.T) {
 	n.Step(Message{Type: MsgApp, From: 1, To: 3, Term: 4, Entries: []Entry{{4, "a"}}, Commit: 1})
 	n.Apply()
 	n.Restart()
-	if n.Term != 4 || n.Vote != 1 || n.LogString() != "4:a" || n.Commit != 0 || n.Applied != 0 || n.Role != Follower {
+	if n.Term != 4 || n.Vote != 1 || n.LogString() != "a/t4" || n.Commit != 0 || n.Applied != 0 || n.Role != Follower {
 		t.Fatalf("after restart: term %d vote %v log %q commit %d applied %d role %v", n.Term, n.Vote, n.LogString(), n.Commit, n.Applied, n.Role)
 	}
 	if r := n.Step(Message{Type: MsgVote, From: 2, To: 3, Term: 4, LastIndex: 1, LastTerm: 4}); !r[0].Reject {
