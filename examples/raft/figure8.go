@@ -141,7 +141,7 @@ func Figure8(w io.Writer, fault Fault) ([]*Violation, error) {
 	s.propose(5)
 	s.replicate(5, 2, 3, 4)
 	s.replicate(5, 2, 3, 4) // a second round carries the commit index
-	s.show("(d) S1 crashes; S5 wins term 5 with votes from S2, S3, S4 and overwrites index 2 with its term-3 entry")
+	s.show("(d) S1 crashes; S5 wins term 5 (votes from S2, S3, S4), copies its term-3 entry over index 2, adds index 3")
 
 	if fault&CommitByCounting == 0 {
 		s.c = branch
