@@ -40,3 +40,31 @@ func TestOutputMatchesGolden(t *testing.T) {
 		t.Errorf("output differs from %s (run with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, runs[0], want)
 	}
 }
+
+// The -d2 output (the chapter's figure) is deterministic and matches its
+// golden file. Regenerate with: go test ./examples/raft/figure8 -update
+func TestD2MatchesGolden(t *testing.T) {
+	var a, b bytes.Buffer
+	if err := drawD2(&a); err != nil {
+		t.Fatal(err)
+	}
+	if err := drawD2(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two runs printed different D2")
+	}
+	golden := filepath.Join("testdata", "figure8.d2")
+	if *update {
+		if err := os.WriteFile(golden, a.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(a.Bytes(), want) {
+		t.Errorf("D2 differs from %s (run with -update if the change is intended)", golden)
+	}
+}
