@@ -97,7 +97,7 @@ type Bounds struct {
 	MaxTerm     uint64 // no election timeout once a server's term reaches it
 	MaxLog      int    // no proposal once the leader's log has this many entries
 	MaxInFlight int    // no new message sent while this many are in flight
-	MaxRestarts int    // crash/restart pairs in the whole run
+	MaxRestarts int    // crashes in the whole run; one server is down at a time
 }
 
 // Actions lists the steps enabled in c under b, in a fixed order.
