@@ -133,29 +133,48 @@ func TestExhaustiveKeepsFigure3(t *testing.T) {
 	}
 }
 
-// At the same small bounds the exhaustive search finds the shortest
-// schedule by which a server that votes twice in a term makes two leaders
-// (§5.2), and one by which a voter that ignores the election restriction
-// elects a leader without a committed entry (§5.4.1). Reference: Raft
-// §5.2, §5.4.1
+// Exhaustive search finds the shortest schedule to each mutant's broken
+// property. At the default bounds: a server that votes twice in a term
+// makes two leaders (§5.2), and a voter that ignores the election
+// restriction elects a leader without a committed entry (§5.4.1). With a
+// third term and a second entry, a follower that skips the consistency
+// check breaks Log Matching (§5.3). With RAFT_LONG=1, and four terms, a
+// leader that commits an earlier term's entry by counting replicas loses it
+// to the next leader (§5.4.2, Figure 8). Every schedule found is replayed
+// to show that it reproduces the violation. Reference: Raft §5.2–§5.4
 func TestExhaustiveFindsMutants(t *testing.T) {
-	b := Bounds{MaxTerm: 2, MaxLog: 1, MaxInFlight: 1}
-	for fault, prop := range map[Fault]Property{VoteTwice: ElectionSafety, GrantStaleVotes: LeaderCompleteness} {
-		r := Explore(NewCluster(3, fault), b, 0)
-		if r.Violation == nil || !hasProperty(r.Violation, prop) {
-			t.Fatalf("%v: violation %v, want %s", fault, r.Violation, prop)
+	cases := []struct {
+		fault Fault
+		prop  Property
+		b     Bounds
+	}{
+		{VoteTwice, ElectionSafety, Bounds{MaxTerm: 2, MaxLog: 1, MaxInFlight: 1}},
+		{GrantStaleVotes, LeaderCompleteness, Bounds{MaxTerm: 2, MaxLog: 1, MaxInFlight: 1}},
+		{SkipPrevCheck, LogMatching, Bounds{MaxTerm: 3, MaxLog: 2, MaxInFlight: 1}},
+	}
+	if long() {
+		cases = append(cases, struct {
+			fault Fault
+			prop  Property
+			b     Bounds
+		}{CommitByCounting, LeaderCompleteness, Bounds{MaxTerm: 4, MaxLog: 1, MaxInFlight: 1}})
+	}
+	for _, tc := range cases {
+		r := Explore(NewCluster(3, tc.fault), tc.b, 0)
+		if r.Violation == nil || !hasProperty(r.Violation, tc.prop) {
+			t.Fatalf("%v at %+v: violation %v, want %s", tc.fault, tc.b, r.Violation, tc.prop)
 		}
-		// Replaying the schedule reproduces it.
-		c := NewCluster(3, fault)
+		c := NewCluster(3, tc.fault)
 		var err error
 		for _, a := range r.Trace {
 			if err = c.Do(a); err != nil {
 				break
 			}
 		}
-		if !hasProperty(err, prop) {
-			t.Fatalf("%v: replaying %v gave %v", fault, r.Trace, err)
+		if !hasProperty(err, tc.prop) {
+			t.Fatalf("%v: replaying %v gave %v", tc.fault, r.Trace, err)
 		}
+		t.Logf("%v at %+v: %s after %d states, shortest schedule %d steps", tc.fault, tc.b, tc.prop, r.States, len(r.Trace))
 	}
 }
 
