@@ -55,6 +55,7 @@ func run(w io.Writer) error {
 	acked := make(chan int, writes)
 	done := make(chan error, 1)
 	go func() {
+		defer close(acked)
 		for seq := 1; seq <= writes; seq++ {
 			if _, err := l.Write(ctx, "client", seq, fmt.Sprintf("k%03d", seq), "v"); err != nil {
 				done <- err
