@@ -1,0 +1,123 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// DefaultBounds are the rows of the chapter's table, sized to run in a few
+// seconds on two cores.
+var DefaultBounds = []Bounds{
+	{Nodes: 2, Epochs: 2, Dup: 0, Loss: 0, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true},
+	{Nodes: 2, Epochs: 2, Dup: 1, Loss: 0, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true},
+	{Nodes: 2, Epochs: 2, Dup: 2, Loss: 1, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true},
+	{Nodes: 2, Epochs: 2, Dup: 1, Loss: 1, Interrupts: 2, Crashes: 1, InFlight: 2, Symmetry: true},
+	{Nodes: 3, Epochs: 2, Dup: 0, Loss: 0, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true},
+	{Nodes: 3, Epochs: 2, Dup: 1, Loss: 1, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true},
+}
+
+// LargeBounds are further rows, minutes rather than seconds.
+var LargeBounds = []Bounds{
+	{Nodes: 2, Epochs: 3, Dup: 1, Loss: 0, Interrupts: 2, Crashes: 0, InFlight: 2, Symmetry: true},
+	{Nodes: 3, Epochs: 3, Dup: 1, Loss: 1, Interrupts: 2, Crashes: 0, InFlight: 2, Symmetry: true},
+	{Nodes: 2, Epochs: 3, Dup: 2, Loss: 1, Interrupts: 2, Crashes: 0, InFlight: 3, Symmetry: true},
+}
+
+// MutationBounds are the bounds the mutation table runs at: small, and
+// large enough for every mutation's counterexample.
+var MutationBounds = Bounds{Nodes: 2, Epochs: 2, Dup: 1, Loss: 0, Interrupts: 2, Crashes: 0, InFlight: 2, Symmetry: true}
+
+// Options select what WriteReport prints.
+type Options struct {
+	Bounds []Bounds
+	Times  bool // add each run's wall time (not deterministic)
+}
+
+// WriteReport runs the bounds table and the mutation table and prints both,
+// with the shortest counterexample of each mutation and the shortest run in
+// which the highest-epoch server applies a write the record has fenced. It
+// returns an error if the real model breaks a property or a mutation goes
+// undetected. Without Times the output is deterministic.
+func WriteReport(w io.Writer, opt Options) error {
+	var failed []string
+	fmt.Fprintln(w, "The real model, every state within the bounds (epochs: how many may be")
+	fmt.Fprintln(w, "allocated after 41; interrupts: Abort, Revoke or record restart):")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "nodes\tepochs\tdup\tloss\tinterrupts\tcrashes\tin flight\tstates\ttransitions\tdepth\tresult"
+	if opt.Times {
+		head += "\ttime"
+	}
+	fmt.Fprintln(tw, head)
+	var contrast []string
+	for _, b := range opt.Bounds {
+		start := time.Now()
+		r := Run(b, Real)
+		line := fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s", b.Nodes, b.Epochs, b.Dup, b.Loss, b.Interrupts, b.Crashes, b.InFlight, r.States, r.Transitions, r.Depth, result(r))
+		if opt.Times {
+			line += "\t" + time.Since(start).Round(time.Millisecond).String()
+		}
+		fmt.Fprintln(tw, line)
+		if !r.OK() {
+			failed = append(failed, fmt.Sprintf("real model at %+v: %s", b, r.Violation.Detail))
+		}
+		if contrast == nil {
+			contrast = r.Contrast
+		}
+	}
+	tw.Flush()
+	if contrast != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Allowed, and the difference between the servers: the highest-epoch server")
+		fmt.Fprintln(w, "applies a write the record has already fenced (shortest run, first row):")
+		writeTrace(w, contrast)
+	}
+
+	b := MutationBounds
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Mutations, each with one mechanism broken (%d nodes, %d epochs, dup %d, loss %d,\n", b.Nodes, b.Epochs, b.Dup, b.Loss)
+	fmt.Fprintf(w, "%d interrupts, %d crashes, %d in flight):\n\n", b.Interrupts, b.Crashes, b.InFlight)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mutation\tstates\tsteps\tproperty broken")
+	var runs []Result
+	for _, mut := range Mutations {
+		r := Run(b, mut)
+		runs = append(runs, r)
+		fmt.Fprintf(tw, "%v\t%d\t%d\t%s\n", mut, r.States, len(r.Trace)-1, result(r))
+		if r.OK() {
+			failed = append(failed, fmt.Sprintf("mutation %q not detected", mut))
+		}
+	}
+	tw.Flush()
+	for _, r := range runs {
+		if r.OK() {
+			continue
+		}
+		fmt.Fprintf(w, "\n%v: %s.\n", r.Mutation, r.Violation.Detail)
+		writeTrace(w, r.Trace)
+	}
+	if failed != nil {
+		return fmt.Errorf("%s", strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+func result(r Result) string {
+	if r.OK() {
+		return "ok"
+	}
+	return r.Violation.Property.String()
+}
+
+func writeTrace(w io.Writer, trace []string) {
+	for i, l := range trace {
+		if i == 0 {
+			fmt.Fprintf(w, "     %s\n", l)
+			continue
+		}
+		fmt.Fprintf(w, "  %2d %s\n", i, l)
+	}
+}
