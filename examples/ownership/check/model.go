@@ -25,8 +25,9 @@
 //     owner included) or restart the record (which forgets the actor and
 //     re-creates it above its floor) at any moment, within a budget of
 //     interruptions;
-//   - two resource servers: one keeps only the highest epoch it has seen,
-//     the other checks each write against the record (ValidFence).
+//   - two resource servers: one keeps only the highest epoch it has seen
+//     (ownership.HighestSeen), the other checks each write against the
+//     record (ownership.ValidFence).
 package check
 
 import (
@@ -647,8 +648,11 @@ func (m *model) deliverWrite(c *State, mm msg) (*Violation, bool) {
 	e := mm.epoch
 	var ok bool
 	switch {
-	case mm.server == highest:
+	case m.mut == FenceEquals && mm.server == highest:
 		ok = m.passes(e, sv.max)
+	case mm.server == highest:
+		h := ownership.HighestSeen{Highest: sv.max} // the package's own server
+		ok = h.Admit(e) == nil
 	case m.mut == EpochAtAcquire || m.mut == FenceEquals:
 		ok = m.passes(e, m.fenceEpoch(c.rec.State()))
 	default:
