@@ -139,10 +139,10 @@ func (p Property) String() string {
 		"epochs never fall",
 		"one owner per epoch",
 		"stale tokens inert",
-		"a refused transition changes nothing",
-		"a request has no effect once the epoch is past it",
-		"no write at e applied after a write at e' > e",
-		"the record-checking server applies no write below the record's epoch",
+		"a refusal changes nothing",
+		"no effect once the epoch is past",
+		"writes applied in epoch order",
+		"record-checking server admits no fenced write",
 		"the owner's writes are applied",
 	}[p]
 }
