@@ -16,11 +16,15 @@
 //   - the record: one actor, created Owned(A, 41), and its durable epoch
 //     floor (the highest epoch ever burnt, as in the ownership service);
 //   - each node's view: the token it holds (kept on disk, so it survives a
-//     crash), a crashed flag, and the state it last observed (lost in a
-//     crash). Its pending requests are the messages it has in flight;
-//   - a bounded network: a multiset of requests (node to record) and writes
-//     (node to server), which may deliver in any order and, within budgets,
-//     duplicate and lose messages;
+//     crash), a crashed flag, and its pending requests, the messages it has
+//     in flight. A node reads the record and sends the request its role
+//     calls for in one step, stamped with the epoch it read; a read acted
+//     on later is a request the network delays;
+//   - a bounded network: a multiset of requests (node to record) that
+//     delivers them in any order (reordering is not budgeted: any order is
+//     allowed) and, within budgets, duplicates and loses them. Writes go to
+//     the servers directly; a delayed write is a node that writes later
+//     with the token it kept;
 //   - a coordinator that may Abort a transfer, Revoke to any node (a healthy
 //     owner included) or restart the record (which forgets the actor and
 //     re-creates it above its floor) at any moment, within a budget of
