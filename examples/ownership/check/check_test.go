@@ -3,6 +3,8 @@ package check
 import (
 	"strings"
 	"testing"
+
+	"github.com/ownership-book/ownership/examples/ownership"
 )
 
 // small is a row of the chapter's table that runs in well under a second.
@@ -143,5 +145,28 @@ func TestDuplicatedBeginTransferIsFound(t *testing.T) {
 	b := Bounds{Nodes: 2, Epochs: 3, Dup: 1, Interrupts: 1, InFlight: 2, Symmetry: true}
 	if real := Run(b, Real); !real.OK() {
 		t.Fatalf("real model: %v", real.Violation)
+	}
+}
+
+// A limit of the chapter's argument for burning an epoch on Abort: in this
+// protocol, where a node writes only with a token the record issued and
+// Acquire checks the intended owner, an abort that hands the actor back at
+// the transfer's own epoch (Unowned(42, A) instead of Unowned(43, A))
+// breaks no property within these bounds. What the extra epoch buys is that
+// a grant for the abandoned epoch fails ValidFence wherever it turns up;
+// with the epoch reused, a grant naming B at 42 would pass the fence while
+// A owns 42. The test states both facts, so that a change to either shows.
+// Reference: chapter "Ownership: epochs and fencing", section "Abort and
+// revoke".
+func TestAbortReusingTheEpoch(t *testing.T) {
+	for _, b := range []Bounds{MutationBounds, DefaultBounds[6]} {
+		if r := Run(b, AbortReusesEpoch); !r.OK() {
+			t.Fatalf("%+v: %v: %s\n%s", b, r.Violation.Property, r.Violation.Detail, strings.Join(r.Trace, "\n"))
+		}
+	}
+	reused := ownership.Owned{Owner: "A", Epoch: 42} // A re-acquired after the reusing abort
+	burnt := ownership.Owned{Owner: "A", Epoch: 43}  // A re-acquired after the real abort
+	if !ownership.ValidFence(reused, 42) || ownership.ValidFence(burnt, 42) {
+		t.Fatalf("a grant for 42: passes after reuse %v, after burn %v", ownership.ValidFence(reused, 42), ownership.ValidFence(burnt, 42))
 	}
 }

@@ -101,6 +101,9 @@ const (
 	// NoRequestEpochs: the record ignores the epoch a request was issued at
 	// (it applies a request whenever the state machine allows it).
 	NoRequestEpochs
+	// AbortReusesEpoch: Abort gives Unowned(NewEpoch, From), spending no
+	// epoch of its own. Not in Mutations: see TestAbortReusingTheEpoch.
+	AbortReusesEpoch
 	numMutations
 )
 
@@ -116,6 +119,7 @@ func (m Mutation) String() string {
 		"ValidFence with ==",
 		"floor not durable",
 		"requests without epochs",
+		"Abort reusing the transfer's epoch",
 	}[m]
 }
 
@@ -504,6 +508,10 @@ func (m *model) abort(s *State) *Violation {
 	case AbortToOldOwner:
 		t := s.rec.State().(ownership.Transferring)
 		s.rec = rebuild(s.rec, ownership.Owned{Owner: t.From, Epoch: t.OldEpoch})
+		return nil
+	case AbortReusesEpoch:
+		t := s.rec.State().(ownership.Transferring)
+		s.rec = rebuild(s.rec, ownership.Unowned{Epoch: t.NewEpoch, IntendedOwner: t.From})
 		return nil
 	case AbortWithoutBurn:
 		if _, err := s.rec.Apply(ownership.Command{Op: ownership.OpAbort, Epoch: cur}); err != nil {
