@@ -128,7 +128,7 @@ func run(w io.Writer) error {
 		yesNo(a.ValidFence(43)), a.CurrentEpoch()))
 	acquireC := ownership.Command{Op: ownership.OpAcquire, Caller: "C", Epoch: 43}
 	if _, err = a.Apply(acquireC); err == nil {
-		return fmt.Errorf("C acquired with an abandoned grant")
+		return fmt.Errorf("node C acquired with an abandoned grant")
 	}
 	t.note(acquireC.String(), "refused: "+err.Error())
 	if err := t.apply(ownership.Command{Op: ownership.OpAcquire, Caller: "B", Epoch: 44}); err != nil {
