@@ -183,3 +183,26 @@ func BenchmarkRun(b *testing.B) {
 	}
 	b.ReportMetric(float64(states)/b.Elapsed().Seconds(), "states/s")
 }
+
+// The reordering budget bounds what the network may do: delivering in send
+// order explores fewer states than allowing one overtake, which explores no
+// more than a network that delivers in any order, and the real model passes
+// under each.
+func TestReorderBudget(t *testing.T) {
+	b := Bounds{Nodes: 2, Epochs: 2, Dup: 1, Interrupts: 1, InFlight: 2, Symmetry: true}
+	var states []int
+	for _, r := range []struct {
+		inOrder bool
+		budget  int
+	}{{true, 0}, {true, 1}, {false, 0}} {
+		b.InOrder, b.Reorder = r.inOrder, r.budget
+		res := Run(b, Real)
+		if !res.OK() {
+			t.Fatalf("%+v: %v", b, res.Violation)
+		}
+		states = append(states, res.States)
+	}
+	if !(states[0] < states[1] && states[1] <= states[2]) {
+		t.Fatalf("states in order %d, one overtake %d, any order %d", states[0], states[1], states[2])
+	}
+}

@@ -73,7 +73,12 @@ type Bounds struct {
 	Interrupts int // coordinator interventions: Abort, Revoke, record restart
 	Crashes    int // node crashes
 	InFlight   int // messages in the network at once
-	Symmetry   bool
+	// InOrder makes the network deliver requests in the order they were
+	// sent, except for Reorder deliveries of a message ahead of an older
+	// one. Without it any order is allowed.
+	InOrder  bool
+	Reorder  int
+	Symmetry bool
 }
 
 // Mutation names a deliberate bug, or none.
@@ -209,6 +214,7 @@ type State struct {
 	loss    uint8
 	intr    uint8
 	crashes uint8
+	reord   uint8
 }
 
 func slot(e ownership.Epoch) int { return int(e - firstEpoch) }
@@ -369,7 +375,14 @@ func (m *model) successors(s *State) []step {
 		if k > 0 && s.net[k-1] == mm {
 			continue // identical copies: one representative
 		}
+		overtakes := m.b.InOrder && k > 0 // delivered ahead of an older message
+		if overtakes && int(s.reord) >= m.b.Reorder {
+			continue
+		}
 		c := s.clone()
+		if overtakes {
+			c.reord++
+		}
 		c.net = append(c.net[:k], c.net[k+1:]...)
 		if bad, note, ok := m.deliver(s, c, mm); ok {
 			add(action{kind: actDeliver, node: -1, msg: k}, c, bad, note)
@@ -377,7 +390,7 @@ func (m *model) successors(s *State) []step {
 		if int(s.dup) < m.b.Dup && len(s.net) < m.b.InFlight {
 			c := s.clone()
 			c.dup++
-			c.net = insertSorted(c.net, mm)
+			c.net = m.enqueue(c.net, mm)
 			add(action{kind: actDuplicate, node: -1, msg: k}, c, nil, false)
 		}
 		if int(s.loss) < m.b.Loss {
@@ -453,8 +466,17 @@ func (s *State) send(m *model, mm msg) *State {
 		}
 	}
 	c := s.clone()
-	c.net = insertSorted(c.net, mm)
+	c.net = m.enqueue(c.net, mm)
 	return c
+}
+
+// enqueue adds mm to the network: at the end when it keeps send order, in
+// the canonical (sorted) place when it is a multiset.
+func (m *model) enqueue(net []msg, mm msg) []msg {
+	if m.b.InOrder {
+		return append(net, mm)
+	}
+	return insertSorted(net, mm)
 }
 
 // insertSorted keeps the network in a canonical order: it is a multiset,

@@ -209,14 +209,18 @@ func (m *model) describe(s *State, st step) string {
 		return fmt.Sprintf("the network loses %v", s.net[a.msg])
 	case actDeliver:
 		mm := s.net[a.msg]
+		ahead := ""
+		if m.b.InOrder && a.msg > 0 {
+			ahead = ", ahead of an older message"
+		}
 		cmd := mm.cmd
 		if m.mut == NoRequestEpochs {
 			cmd.Epoch = s.rec.CurrentEpoch()
 		}
 		if _, err := s.rec.Clone().Apply(cmd); err != nil {
-			return fmt.Sprintf("%v arrives: refused (%v)", mm.cmd, err)
+			return fmt.Sprintf("%v arrives%s: refused (%v)", mm.cmd, ahead, err)
 		}
-		return fmt.Sprintf("%v arrives: %v", mm.cmd, after)
+		return fmt.Sprintf("%v arrives%s: %v", mm.cmd, ahead, after)
 	}
 	return "?"
 }
@@ -318,7 +322,7 @@ func (m *model) encode(s *State, p []int, w *bytes.Buffer) {
 	for _, t := range issued {
 		w.Write([]byte{eb(t.Epoch), nb(p, t.Holder)})
 	}
-	w.Write([]byte{eb(s.floor), s.dup, s.loss, s.intr, s.crashes})
+	w.Write([]byte{eb(s.floor), s.dup, s.loss, s.intr, s.crashes, s.reord})
 	inv := make([]int, n)
 	for i := 0; i < n; i++ {
 		inv[p[i]] = i
@@ -348,7 +352,9 @@ func (m *model) encode(s *State, p []int, w *bytes.Buffer) {
 		msgs[k] = []byte{byte(mm.kind), byte(p[mm.from]), byte(mm.server), eb(mm.epoch),
 			opCode[mm.cmd.Op], nb(p, mm.cmd.To), eb(mm.cmd.Epoch)}
 	}
-	slices.SortFunc(msgs, bytes.Compare)
+	if !m.b.InOrder {
+		slices.SortFunc(msgs, bytes.Compare) // a multiset: order is no part of the state
+	}
 	w.WriteByte(byte(len(msgs)))
 	for _, b := range msgs {
 		w.Write(b)

@@ -11,6 +11,8 @@ import (
 // DefaultBounds are the rows of the chapter's table, sized to run in a few
 // seconds on two cores.
 var DefaultBounds = []Bounds{
+	{Nodes: 2, Epochs: 2, Dup: 0, Loss: 0, Interrupts: 1, Crashes: 0, InFlight: 2, InOrder: true, Reorder: 0, Symmetry: true},
+	{Nodes: 2, Epochs: 2, Dup: 1, Loss: 0, Interrupts: 1, Crashes: 0, InFlight: 2, InOrder: true, Reorder: 1, Symmetry: true},
 	{Nodes: 2, Epochs: 2, Dup: 0, Loss: 0, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true},
 	{Nodes: 2, Epochs: 2, Dup: 1, Loss: 0, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true},
 	{Nodes: 2, Epochs: 2, Dup: 2, Loss: 1, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true},
@@ -44,11 +46,12 @@ type Options struct {
 func WriteReport(w io.Writer, opt Options) error {
 	var failed []string
 	fmt.Fprintln(w, "The real model, every state within the bounds. epochs: how many may be allocated")
-	fmt.Fprintln(w, "after 41; dup, loss: messages the network may duplicate, lose; intr: Abort, Revoke")
-	fmt.Fprintln(w, "or record restart; crash: node crashes; flight: messages in flight at once.")
+	fmt.Fprintln(w, "after 41; dup, loss: messages the network may duplicate, lose; reorder: messages")
+	fmt.Fprintln(w, "it may deliver ahead of an older one (any: it delivers in any order); intr: Abort,")
+	fmt.Fprintln(w, "Revoke or record restart; crash: node crashes; flight: messages in flight at once.")
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "nodes\tepochs\tdup\tloss\tintr\tcrash\tflight\tstates\ttransitions\tdepth\tresult"
+	head := "nodes\tepochs\tdup\tloss\treorder\tintr\tcrash\tflight\tstates\ttransitions\tdepth\tresult"
 	if opt.Times {
 		head += "\ttime"
 	}
@@ -57,7 +60,7 @@ func WriteReport(w io.Writer, opt Options) error {
 	for _, b := range opt.Bounds {
 		start := time.Now()
 		r := Run(b, Real)
-		line := fmt.Sprintf("%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s", b.Nodes, b.Epochs, b.Dup, b.Loss, b.Interrupts, b.Crashes, b.InFlight, r.States, r.Transitions, r.Depth, result(r))
+		line := fmt.Sprintf("%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s", b.Nodes, b.Epochs, b.Dup, b.Loss, reorder(b), b.Interrupts, b.Crashes, b.InFlight, r.States, r.Transitions, r.Depth, result(r))
 		if opt.Times {
 			line += "\t" + time.Since(start).Round(time.Millisecond).String()
 		}
@@ -112,6 +115,13 @@ func WriteReport(w io.Writer, opt Options) error {
 		return fmt.Errorf("%s", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+func reorder(b Bounds) string {
+	if !b.InOrder {
+		return "any"
+	}
+	return fmt.Sprint(b.Reorder)
 }
 
 func result(r Result) string {
