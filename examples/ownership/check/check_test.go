@@ -7,8 +7,12 @@ import (
 	"github.com/ownership-book/ownership/examples/ownership"
 )
 
-// small is a row of the chapter's table that runs in well under a second.
-var small = Bounds{Nodes: 2, Epochs: 2, Dup: 1, Loss: 1, Interrupts: 2, Crashes: 1, InFlight: 2, Symmetry: true}
+// Rows of the chapter's table that run in about a second or less.
+var (
+	small = Bounds{Nodes: 2, Epochs: 2, Dup: 1, Loss: 1, Interrupts: 2, Crashes: 1, InFlight: 2, Symmetry: true}
+	three = Bounds{Nodes: 3, Epochs: 2, Dup: 1, Loss: 1, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true}
+	tiny3 = Bounds{Nodes: 3, Epochs: 2, Dup: 0, Loss: 0, Interrupts: 1, Crashes: 0, InFlight: 2, Symmetry: true}
+)
 
 // Every reachable state of the real model, within bounds that include
 // duplication, loss, crashes, aborts, revokes at healthy owners and record
@@ -20,7 +24,7 @@ var small = Bounds{Nodes: 2, Epochs: 2, Dup: 1, Loss: 1, Interrupts: 2, Crashes:
 // Reference: chapter "Ownership: epochs and fencing", section "Checked
 // exhaustively".
 func TestRealModelHoldsEveryProperty(t *testing.T) {
-	for _, b := range []Bounds{small, DefaultBounds[len(DefaultBounds)-1]} {
+	for _, b := range []Bounds{small, three} {
 		r := Run(b, Real)
 		if !r.OK() {
 			t.Fatalf("%+v: %v: %s\n%s", b, r.Violation.Property, r.Violation.Detail, strings.Join(r.Trace, "\n"))
@@ -101,7 +105,7 @@ func TestLateRequestIsFoundWithoutEpochsOnly(t *testing.T) {
 // reaches the same verdicts as the plain search: the real model passes both
 // ways, and a mutation's shortest counterexample has the same length.
 func TestSymmetryReductionAgrees(t *testing.T) {
-	b := DefaultBounds[4] // three nodes
+	b := tiny3
 	plain := b
 	plain.Symmetry = false
 	rs, rp := Run(b, Real), Run(plain, Real)
@@ -159,7 +163,7 @@ func TestDuplicatedBeginTransferIsFound(t *testing.T) {
 // Reference: chapter "Ownership: epochs and fencing", section "Abort and
 // revoke".
 func TestAbortReusingTheEpoch(t *testing.T) {
-	for _, b := range []Bounds{MutationBounds, DefaultBounds[5]} {
+	for _, b := range []Bounds{MutationBounds, three} {
 		if r := Run(b, AbortReusesEpoch); !r.OK() {
 			t.Fatalf("%+v: %v: %s\n%s", b, r.Violation.Property, r.Violation.Detail, strings.Join(r.Trace, "\n"))
 		}
