@@ -180,7 +180,7 @@ func TestAbortReusingTheEpoch(t *testing.T) {
 //
 //	go test -run '^$' -bench Run ./examples/ownership/check
 func BenchmarkRun(b *testing.B) {
-	bounds := DefaultBounds[3]
+	bounds := small
 	var states int
 	for b.Loop() {
 		states += Run(bounds, Real).States
