@@ -22,7 +22,8 @@ var DefaultBounds = []Bounds{
 	{Nodes: 2, Epochs: 3, Dup: 1, Loss: 0, Interrupts: 2, Crashes: 0, InFlight: 2, Symmetry: true},
 }
 
-// LargeBounds are further rows, minutes rather than seconds.
+// LargeBounds are further rows, tens of seconds each rather than a fraction
+// of a second.
 var LargeBounds = []Bounds{
 	{Nodes: 3, Epochs: 3, Dup: 1, Loss: 1, Interrupts: 2, Crashes: 0, InFlight: 2, Symmetry: true},
 	{Nodes: 2, Epochs: 3, Dup: 2, Loss: 1, Interrupts: 2, Crashes: 0, InFlight: 3, Symmetry: true},

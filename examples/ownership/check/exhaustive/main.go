@@ -7,7 +7,7 @@
 // undetected. Without -time its output is deterministic.
 //
 //	go run ./examples/ownership/check/exhaustive          # the chapter's table, seconds
-//	go run ./examples/ownership/check/exhaustive -large   # also larger bounds, minutes
+//	go run ./examples/ownership/check/exhaustive -large   # also larger bounds, a minute or two
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	large := flag.Bool("large", false, "also run the larger bounds (minutes, and a few GB of memory)")
+	large := flag.Bool("large", false, "also run the larger bounds (a minute or two)")
 	times := flag.Bool("time", false, "add each run's wall time to the table (not deterministic)")
 	flag.Parse()
 	opt := check.Options{Bounds: check.DefaultBounds, Times: *times}
