@@ -189,9 +189,10 @@ func BenchmarkRun(b *testing.B) {
 }
 
 // The reordering budget bounds what the network may do: delivering in send
-// order explores fewer states than allowing one overtake, which explores no
-// more than a network that delivers in any order, and the real model passes
-// under each.
+// order explores fewer states than allowing one overtake, and fewer than a
+// network that delivers in any order; the real model passes under each. (An
+// in-order network with overtakes may count more states than the any-order
+// one, since the order of the messages in flight is then part of a state.)
 func TestReorderBudget(t *testing.T) {
 	b := Bounds{Nodes: 2, Epochs: 2, Dup: 1, Interrupts: 1, InFlight: 2, Symmetry: true}
 	var states []int
@@ -206,7 +207,7 @@ func TestReorderBudget(t *testing.T) {
 		}
 		states = append(states, res.States)
 	}
-	if !(states[0] < states[1] && states[1] <= states[2]) {
+	if !(states[0] < states[1] && states[0] < states[2]) {
 		t.Fatalf("states in order %d, one overtake %d, any order %d", states[0], states[1], states[2])
 	}
 }

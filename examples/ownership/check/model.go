@@ -609,16 +609,15 @@ func (m *model) checkEpochs(before, after *State) *Violation {
 	return nil
 }
 
-// deliver applies message mm, already removed from c.net, to c. It
+// deliver applies request mm, already removed from c.net, to c. It
 // reports false when the delivery would allocate an epoch beyond the bound
-// (the run is cut there).
+// (the run is cut there). Requests never set the contrast note.
 func (m *model) deliver(s, c *State, mm msg) (*Violation, bool, bool) {
-	{
-		if mm.cmd.Op == ownership.OpBeginTransfer && c.rec.CurrentEpoch() >= m.maxEpoch() {
-			return nil, false, false
-		}
-		return m.deliverRequest(s, c, mm), false, true
+	bad := m.deliverRequest(s, c, mm)
+	if c.rec.CurrentEpoch() > m.maxEpoch() {
+		return nil, false, false
 	}
+	return bad, false, true
 }
 
 func (m *model) deliverRequest(s, c *State, mm msg) *Violation {
