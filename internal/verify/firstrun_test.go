@@ -1,0 +1,147 @@
+package verify
+
+import (
+	"archive/zip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// noisyGo puts a "go" script first in $PATH that writes to stderr before
+// and after running the real go command, as go does on a cold module cache
+// ("go: downloading ...") or under a GOFLAGS that makes it warn. "go run"
+// stays quiet so that transcripts compare as before: what a program's go
+// run prints on stderr is part of its transcript.
+func noisyGo(t *testing.T) {
+	t.Helper()
+	real, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go not found: %v", err)
+	}
+	bin := t.TempDir()
+	script := "#!/bin/sh\n" +
+		"if [ \"$1\" = run ]; then exec " + real + " \"$@\"; fi\n" +
+		"echo 'go: downloading example.com/noise v1.0.0' >&2\n" +
+		real + " \"$@\"\n" +
+		"status=$?\n" +
+		"echo 'go: warning: noise after the output' >&2\n" +
+		"exit $status\n"
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestVerifyIgnoresGoStderr checks that go list -json and go version are
+// decoded from stdout alone: a go that speaks on stderr (a cold module
+// cache, GOFLAGS=-mod=mod on an untidy go.mod) must not break the book.
+// Issue 9: "go list output: invalid character 'g' looking for beginning of
+// value".
+func TestVerifyIgnoresGoStderr(t *testing.T) {
+	root := fixture(t, passingChapter, nil)
+	noisyGo(t)
+	rep, err := verifyRoot(t, root, Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("Verify with a go that writes to stderr: %v", err)
+	}
+	if rep.Ran == 0 {
+		t.Fatal("no check ran")
+	}
+	// The version recorded in the cache key is go's stdout only.
+	v := &verifier{root: root, goCmd: "go", exec: execProcess, cache: &cache{root: root, dir: t.TempDir()}}
+	ver, err := v.goVersion(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ver, "noise") || !strings.HasPrefix(ver, "go version ") {
+		t.Errorf("go version = %q, want go's stdout alone", ver)
+	}
+}
+
+// TestGoListFailureShowsStderr checks that when go list fails, what it
+// said on stderr is the error's text.
+func TestGoListFailureShowsStderr(t *testing.T) {
+	root := fixture(t, "# Chapter\n", nil)
+	v := &verifier{root: root, goCmd: "go", exec: execProcess, listed: map[string]*listCall{}}
+	_, err := v.localDirs(t.Context(), []string{"-no-such-flag"}, []string{"./examples/greet"})
+	if err == nil {
+		t.Fatal("go list with an unknown flag succeeded")
+	}
+	if !strings.Contains(err.Error(), "no-such-flag") {
+		t.Errorf("error %q does not show go list's stderr", err)
+	}
+}
+
+// TestVerifyOnColdCaches runs a verification with empty GOMODCACHE and
+// GOCACHE, as on a fresh machine, on a book whose example needs a module
+// that is not in the module cache: go downloads it (from a file:// proxy
+// written here, so that the test needs no network) and says so on stderr.
+func TestVerifyOnColdCaches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the standard library into an empty GOCACHE; skipped with -short")
+	}
+	chapter := "# Chapter\n\n" +
+		"```console\n" +
+		"$ go run ./examples/usedep\n" +
+		"dep says hi\n" +
+		"```\n"
+	root := fixture(t, chapter, map[string]string{
+		"go.mod": "module example.com/fixture\n\ngo 1.26\n\nrequire example.com/dep v1.0.0\n",
+		"examples/usedep/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/dep\"\n)\n\n" +
+			"func main() { fmt.Println(dep.Word()) }\n",
+	})
+	proxy := t.TempDir()
+	writeProxyModule(t, proxy, "example.com/dep", "v1.0.0", map[string]string{
+		"go.mod": "module example.com/dep\n\ngo 1.21\n",
+		"dep.go": "// Package dep is a module for TestVerifyOnColdCaches.\npackage dep\n\n// Word returns a greeting.\nfunc Word() string { return \"dep says hi\" }\n",
+	})
+	t.Setenv("GOMODCACHE", t.TempDir())
+	t.Setenv("GOCACHE", t.TempDir())
+	t.Setenv("GOPROXY", "file://"+filepath.ToSlash(proxy))
+	t.Setenv("GOSUMDB", "off")
+	t.Setenv("GOFLAGS", "-mod=mod -modcacherw")
+	if _, err := verifyRoot(t, root, Options{CacheDir: t.TempDir()}); err != nil {
+		t.Fatalf("Verify on cold caches: %v", err)
+	}
+}
+
+// writeProxyModule lays out module mod at version ver in a GOPROXY
+// directory (https://go.dev/ref/mod#goproxy-protocol): list, .info, .mod
+// and .zip.
+func writeProxyModule(t *testing.T, proxy, mod, ver string, files map[string]string) {
+	t.Helper()
+	dir := filepath.Join(proxy, filepath.FromSlash(mod), "@v")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("list", ver+"\n")
+	write(ver+".info", `{"Version":"`+ver+`","Time":"2026-01-01T00:00:00Z"}`)
+	write(ver+".mod", files["go.mod"])
+	f, err := os.Create(filepath.Join(dir, ver+".zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for name, content := range files {
+		w, err := zw.Create(mod + "@" + ver + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
