@@ -131,7 +131,7 @@ func run(w io.Writer) error {
 	t.note("C gets grant for 43", fmt.Sprintf("valid_fence(43) = %s: stale on arrival (current epoch %d)",
 		yesNo(a.ValidFence(43)), a.CurrentEpoch()))
 	if _, err = a.Acquire("C"); err == nil {
-		return fmt.Errorf("C acquired with an abandoned grant")
+		return fmt.Errorf("node C acquired with an abandoned grant")
 	}
 	t.note("Acquire(C)", "refused: "+err.Error())
 	if err := t.apply(ownership.Command{Op: ownership.OpAcquire, Caller: "B"}); err != nil {
