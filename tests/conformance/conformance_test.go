@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ownership-book/ownership/tests/internal/toolskip"
 )
 
 // vitestReport is the part of vitest's JSON report this test reads.
@@ -32,13 +34,11 @@ type vitestReport struct {
 
 // missing skips the test when a tool is missing, unless CI is set, where a
 // missing tool is a failure. what says what is missing and the one command
-// that provides it.
+// that provides it. The skip is never replayed from go test's cache once
+// the tool is installed (see toolskip).
 func missing(t *testing.T, what string) {
 	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s (CI is set, so this is a failure; .ci/run installs it)", what)
-	}
-	t.Skip(what)
+	toolskip.Missing(t, what)
 }
 
 // TestConformance builds streamd, starts it on free loopback ports with a
