@@ -61,6 +61,7 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			file, line, msg := v.locate(dir, string(res.Output))
 			e := diag.Errorf(file, line, "go %s %s failed: %s", kind, pkg, msg)
 			e.Detail = clipOutput(string(res.Output))
+			v.noteFailure(e, "go "+kind+" "+pkg, string(res.Output))
 			r.errs = append(r.errs, e)
 			v.logf("verify: %s %s: FAIL (%v)", kind, pkg, res.Elapsed.Round(time.Millisecond))
 			return r
@@ -156,10 +157,11 @@ func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c Command, words []string, timeout time.Duration, r *jobResult) {
 	cmdLine := blk.LineNos[c.Line]
 	subject := at(d, cmdLine)
-	fail := func(n int, detail, format string, args ...any) {
+	fail := func(n int, detail, format string, args ...any) *diag.Error {
 		e := errAt(d, n, format, args...)
 		e.Detail = detail
 		r.errs = append(r.errs, e)
+		return e
 	}
 	key, err := v.staticKey(ctx, "transcript", words...)
 	if err != nil {
@@ -238,11 +240,13 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		if hint := WhitespaceHint(diff); hint != "" {
 			detail += hint + "\n"
 		}
-		fail(line, detail, "output of \"%s\" differs from the transcript (run bookgen test --bless to take the real output)", c.Text)
+		e := fail(line, detail, "output of \"%s\" differs from the transcript (run bookgen test --bless to take the real output)", c.Text)
+		v.noteFailure(e, subject+": $ "+c.Text, string(res.Output))
 		v.logf("verify: transcript %s: FAIL", subject)
 		return
 	}
-	fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d; a transcript of a failing program shows the \"exit status N\" line go run prints", c.Text, res.ExitCode)
+	e := fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d; a transcript of a failing program shows the \"exit status N\" line go run prints", c.Text, res.ExitCode)
+	v.noteFailure(e, subject+": $ "+c.Text, string(res.Output))
 }
 
 // fmtDuration writes whole seconds as "60s" (time.Duration would say
@@ -440,7 +444,9 @@ func (v *verifier) compileJob(d *expand.Doc, blk Block) job {
 				r.checks = append(r.checks, Check{Kind: "compile", Subject: subject, Elapsed: time.Since(start)})
 				line, msg, detail := mapSnippetErrors(d, blk, string(res.Output), snippet, virtual)
 				v.logf("verify: compile %s: FAIL", subject)
-				return fail(line, detail, "go block does not %s: %s", map[string]string{"build": "compile", "vet": "pass go vet"}[args[1]], msg)
+				r = fail(line, detail, "go block does not %s: %s", map[string]string{"build": "compile", "vet": "pass go vet"}[args[1]], msg)
+				v.noteFailure(r.errs[len(r.errs)-1], subject+": go block", string(res.Output))
+				return r
 			}
 		}
 		r.checks = append(r.checks, Check{Kind: "compile", Subject: subject, Elapsed: time.Since(start)})

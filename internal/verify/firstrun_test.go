@@ -77,33 +77,47 @@ func TestGoListFailureShowsStderr(t *testing.T) {
 // TestVerifyOnColdCaches runs a verification with empty GOMODCACHE and
 // GOCACHE, as on a fresh machine, on a book whose example needs a module
 // that is not in the module cache: go downloads it (from a file:// proxy
-// written here, so that the test needs no network) and says so on stderr.
+// written here, so that the test needs no network) and says so on stderr
+// ("go: downloading example.com/dep v1.0.0"). The book holds one small
+// program (it prints with println, so that an empty build cache costs only
+// the runtime's packages).
+//
+// The module cache is always empty. The build cache is empty only with
+// BOOKGEN_TEST_COLD_GOCACHE=1, because compiling the runtime takes from 15
+// s to a minute on a busy machine, and an empty build cache makes go print
+// nothing more (.ci/run's first step builds the whole book with both
+// caches empty).
 func TestVerifyOnColdCaches(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the standard library into an empty GOCACHE; skipped with -short")
+	needGo(t)
+	root := t.TempDir()
+	for name, content := range map[string]string{
+		"go.mod":          "module example.com/fixture\n\ngo 1.26\n\nrequire example.com/dep v1.0.0\n",
+		"book/SUMMARY.md": "# Summary\n\n- [Chapter](ch.md)\n",
+		"book/book.toml":  "[book]\ntitle = \"Cold\"\n",
+		"book/ch.md":      "# Chapter\n\n```console\n$ go run ./examples/usedep\ndep says hi\n```\n",
+		"examples/usedep/main.go": "// Command usedep prints what example.com/dep says.\npackage main\n\n" +
+			"import \"example.com/dep\"\n\nfunc main() { println(dep.Word()) }\n",
+	} {
+		writeFile(t, root, name, content)
 	}
-	chapter := "# Chapter\n\n" +
-		"```console\n" +
-		"$ go run ./examples/usedep\n" +
-		"dep says hi\n" +
-		"```\n"
-	root := fixture(t, chapter, map[string]string{
-		"go.mod": "module example.com/fixture\n\ngo 1.26\n\nrequire example.com/dep v1.0.0\n",
-		"examples/usedep/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/dep\"\n)\n\n" +
-			"func main() { fmt.Println(dep.Word()) }\n",
-	})
 	proxy := t.TempDir()
 	writeProxyModule(t, proxy, "example.com/dep", "v1.0.0", map[string]string{
 		"go.mod": "module example.com/dep\n\ngo 1.21\n",
 		"dep.go": "// Package dep is a module for TestVerifyOnColdCaches.\npackage dep\n\n// Word returns a greeting.\nfunc Word() string { return \"dep says hi\" }\n",
 	})
 	t.Setenv("GOMODCACHE", t.TempDir())
-	t.Setenv("GOCACHE", t.TempDir())
+	if os.Getenv("BOOKGEN_TEST_COLD_GOCACHE") != "" {
+		t.Setenv("GOCACHE", t.TempDir())
+	}
 	t.Setenv("GOPROXY", "file://"+filepath.ToSlash(proxy))
 	t.Setenv("GOSUMDB", "off")
 	t.Setenv("GOFLAGS", "-mod=mod -modcacherw")
-	if _, err := verifyRoot(t, root, Options{CacheDir: t.TempDir()}); err != nil {
+	rep, err := verifyRoot(t, root, Options{CacheDir: t.TempDir()})
+	if err != nil {
 		t.Fatalf("Verify on cold caches: %v", err)
+	}
+	if rep.Ran != 3 {
+		t.Errorf("%d checks ran, want 3 (vet, test, the transcript): %+v", rep.Ran, rep.Checks)
 	}
 }
 
@@ -143,5 +157,54 @@ func writeProxyModule(t *testing.T, proxy, mod, ver string, files map[string]str
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCompileErrorReportedOnce breaks a library that a program, its tests,
+// a transcript and a go block all build: the compile error is reported
+// once, first, at the library's line, and what follows from it (the vet
+// and test failures of every package that imports it, the transcript's
+// diff that would suggest --bless, the go block's failure) is not reported
+// beside it.
+func TestCompileErrorReportedOnce(t *testing.T) {
+	root := fixture(t, passingChapter+"\nSee [the code](../examples/other/other.go).\n", map[string]string{
+		"examples/greet/greet.go": "// Package greet is broken.\npackage greet\n\n" + // 1-3
+			"// Hello greets name.\n" + // 4
+			"func Hello(name string) string { return \"hello, \" + nmae }\n", // 5
+	})
+	_, err := verifyRoot(t, root, Options{CacheDir: t.TempDir()})
+	errs := only(t, err)
+	if len(errs) != 1 {
+		t.Fatalf("got %d reports, want 1 (the compile error):\n%v", len(errs), err)
+	}
+	e := errs[0]
+	if e.File != "examples/greet/greet.go" || e.Line != 5 || !strings.Contains(e.Msg, "undefined: nmae") {
+		t.Errorf("report = %v, want examples/greet/greet.go:5 naming undefined: nmae", e)
+	}
+	t.Logf("report:\n%v", e)
+	if strings.Contains(e.Error(), "--bless") {
+		t.Errorf("the report suggests --bless for a compile error:\n%v", e)
+	}
+	for _, want := range []string{"go test ./examples/greet", "book/ch.md:6", "book/ch.md:13"} {
+		if !strings.Contains(e.Detail, want) {
+			t.Errorf("detail does not list %q among what the error breaks:\n%s", want, e.Detail)
+		}
+	}
+}
+
+// TestCompileErrorFirst checks that a compile error comes before the other
+// problems of the book, whatever their files.
+func TestCompileErrorFirst(t *testing.T) {
+	chapter := "# Chapter\n\n```console\n$ go run ./examples/greet/hello\nnot what it prints\n```\n"
+	root := fixture(t, chapter, map[string]string{
+		"examples/other/other.go": "package other\n\nfunc F() int { return \"x\" }\n",
+	})
+	_, err := verifyRoot(t, root, Options{CacheDir: t.TempDir()})
+	errs := only(t, err)
+	if len(errs) != 2 {
+		t.Fatalf("got %d reports, want 2:\n%v", len(errs), err)
+	}
+	if errs[0].File != "examples/other/other.go" || errs[1].File != "book/ch.md" {
+		t.Errorf("reports in order %s, %s; want the compile error first:\n%v", errs[0].File, errs[1].File, err)
 	}
 }

@@ -213,8 +213,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
-	sortErrors(errs)
-	return rep, errs.Err()
+	return rep, v.groupBuildErrors(errs).Err()
 }
 
 // knownAttrs are the info-string attributes of go and console blocks that
@@ -265,8 +264,9 @@ type verifier struct {
 	version string
 	verErr  error
 
-	mu     sync.Mutex // guards listed and logging
+	mu     sync.Mutex // guards listed, failed and logging
 	listed map[string]*listCall
+	failed map[*diag.Error]failedRun // see noteFailure
 }
 
 // job is one independent unit of work; it returns what it checked.
