@@ -115,21 +115,23 @@ func clipOutput(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// transcriptJob checks the commands of one console block in order.
-func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, *diag.Error) {
+// transcriptJob checks the commands of one console block in order. It
+// returns the job and its name for Options.Progress: the block's first
+// command, "book/ch.md:12: $ go run ./examples/x".
+func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, string, *diag.Error) {
 	cmds, err := ParseTranscript(blk.Lines)
 	if err != nil {
 		var te *TranscriptError
 		if errors.As(err, &te) {
-			return nil, errAt(d, blk.LineNos[te.Line], "console block: %s", te.Msg)
+			return nil, "", errAt(d, blk.LineNos[te.Line], "console block: %s", te.Msg)
 		}
-		return nil, errAt(d, blk.Line, "console block: %v", err)
+		return nil, "", errAt(d, blk.Line, "console block: %v", err)
 	}
 	timeout := v.timeout
 	if t, ok := blk.Attrs["timeout"]; ok {
 		dur, err := time.ParseDuration(t)
 		if err != nil || dur <= 0 {
-			return nil, errAt(d, blk.Line, "console block: timeout=%q is not a positive Go duration such as 120s", t)
+			return nil, "", errAt(d, blk.Line, "console block: timeout=%q is not a positive Go duration such as 120s", t)
 		}
 		timeout = dur
 	}
@@ -137,12 +139,16 @@ func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 	for i, c := range cmds {
 		w, err := SplitCommand(c.Text)
 		if err != nil {
-			return nil, errAt(d, blk.LineNos[c.Line], "$ %s: %v", c.Text, err)
+			return nil, "", errAt(d, blk.LineNos[c.Line], "$ %s: %v", c.Text, err)
 		}
 		if len(w) < 2 || w[0] != "go" || (w[1] != "run" && w[1] != "test") {
-			return nil, errAt(d, blk.LineNos[c.Line], "$ %s: only \"go run ...\" and \"go test ...\" commands can be verified; show other commands in a ```sh block or mark the block \"console ignore\"", c.Text)
+			return nil, "", errAt(d, blk.LineNos[c.Line], "$ %s: only \"go run ...\" and \"go test ...\" commands can be verified; show other commands in a ```sh block or mark the block \"console ignore\"", c.Text)
 		}
 		words[i] = w
+	}
+	name := at(d, blk.Line)
+	if len(cmds) > 0 {
+		name = at(d, blk.LineNos[cmds[0].Line]) + ": $ " + cmds[0].Text
 	}
 	return func(ctx context.Context) jobResult {
 		var r jobResult
@@ -150,7 +156,7 @@ func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 			v.runCommand(ctx, d, blk, c, words[i], timeout, &r)
 		}
 		return r
-	}, nil
+	}, name, nil
 }
 
 // runCommand checks one transcript command, adding to r.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -206,5 +207,42 @@ func TestCompileErrorFirst(t *testing.T) {
 	}
 	if errs[0].File != "examples/other/other.go" || errs[1].File != "book/ch.md" {
 		t.Errorf("reports in order %s, %s; want the compile error first:\n%v", errs[0].File, errs[1].File, err)
+	}
+}
+
+// TestProgressReportsEveryCheck checks Options.Progress: it starts at 0 of
+// the number of checks, names each running check, and ends with all done
+// and none running.
+func TestProgressReportsEveryCheck(t *testing.T) {
+	root := fixture(t, passingChapter, nil)
+	var mu sync.Mutex
+	var seen []Progress
+	names := map[string]bool{}
+	opt := Options{CacheDir: t.TempDir(), Progress: func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, p)
+		for _, r := range p.Running {
+			names[r] = true
+		}
+		if len(p.Running) != len(p.Since) {
+			t.Errorf("Running %v and Since %v differ in length", p.Running, p.Since)
+		}
+	}}
+	if _, err := verifyRoot(t, root, opt); err != nil {
+		t.Fatal(err)
+	}
+	first, last := seen[0], seen[len(seen)-1]
+	// vet and test of 3 packages, 1 transcript, 1 compiled go block.
+	if first.Done != 0 || first.Total != 8 {
+		t.Errorf("first progress %+v, want 0 of 8", first)
+	}
+	if last.Done != last.Total || len(last.Running) != 0 {
+		t.Errorf("last progress %+v, want all done, none running", last)
+	}
+	for _, want := range []string{"go test ./examples/greet", "go vet ./examples/other", "book/ch.md:6: $ go run ./examples/greet/hello", "book/ch.md:13: go block"} {
+		if !names[want] {
+			t.Errorf("no progress named %q; named %v", want, names)
+		}
 	}
 }
