@@ -180,4 +180,3 @@ func (l *ProgressLine) Stop() {
 		close(l.stopTick)
 	}
 }
-
