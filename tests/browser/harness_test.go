@@ -238,6 +238,23 @@ func (tb *tab) waitPage(suffix string) {
 	tb.waitTrue("page "+suffix, `location.pathname.endsWith(`+string(js)+`) && document.readyState === "complete"`, 20*time.Second)
 }
 
+// markPage marks the document the tab shows now, so that waitNewPage can
+// tell a page loaded afterwards from it: a key or click that navigates
+// to the path the tab already shows (streams.html to
+// streams.html?highlight=...#anchor) would otherwise satisfy waitPage at
+// once, on the old page.
+func (tb *tab) markPage() {
+	tb.t.Helper()
+	tb.do(chromedp.Evaluate[chromedp.Void](`window.__bookgenOldPage = true`))
+}
+
+// waitNewPage is waitPage for a document loaded after markPage.
+func (tb *tab) waitNewPage(suffix string) {
+	tb.t.Helper()
+	js, _ := json.Marshal(suffix)
+	tb.waitTrue("a new page "+suffix, `!window.__bookgenOldPage && location.pathname.endsWith(`+string(js)+`) && document.readyState === "complete"`, 20*time.Second)
+}
+
 // key types keys into the focused element.
 func (tb *tab) key(keys string) {
 	tb.t.Helper()
