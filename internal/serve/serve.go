@@ -16,8 +16,9 @@
 //	                    "build-error" (data: the problems, one per line, with their
 //	                    details, such as a transcript's diff) after a bad one,
 //	                    "progress" (data: "12 of 64 checks done; running go test
-//	                    ./examples/x (8s)") while a build verifies; a slow tab gets
-//	                    the latest only
+//	                    ./examples/x (8s)") while a build verifies, until one has
+//	                    succeeded (for the "building" page); a slow tab gets the
+//	                    latest only
 //	/__bookgen/live.js  the script injected before </body> of every served page,
 //	                    as <script src="/__bookgen/live.js" data-build="ID">: a
 //	                    page whose ID is not the one "hello" names is reloaded
@@ -194,13 +195,17 @@ type client struct {
 	progress chan string
 }
 
-// setProgress records the running build's progress and sends it to the
+// setProgress records the running build's progress and, until a build
+// has succeeded (the tabs may show the "building" page), sends it to the
 // open tabs.
 func (s *server) setProgress(p verify.Progress) {
 	text := build.ProgressText(p, time.Now())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.progress = text
+	if s.good > 0 {
+		return
+	}
 	for c := range s.clients {
 		select {
 		case <-c.progress: // drop the older one
@@ -464,7 +469,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	s.clients[c] = true
 	hello := event{"hello", s.buildID()}
 	lastErr := s.lastErr
-	if s.progress != "" {
+	if s.progress != "" && s.good == 0 {
 		c.progress <- s.progress
 	}
 	s.mu.Unlock()
