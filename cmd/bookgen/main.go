@@ -28,6 +28,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -117,11 +118,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f := os.Getenv("BOOKGEN_CPUPROFILE"); f != "" {
+		w, err := os.Create(f)
+		if err == nil && pprof.StartCPUProfile(w) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 
 	switch cmd {
 	case "build":
 		res, err := build.Build(ctx, opt)
 		progress.Stop()
+		build.PrintWarnings(stderr, res)
 		if err != nil && ctx.Err() != nil {
 			// Ctrl-C: say so rather than "context canceled".
 			fmt.Fprintf(stderr, "bookgen: interrupted; %s is unchanged\n", res.Out)

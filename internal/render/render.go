@@ -11,6 +11,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html"
 	"net/url"
@@ -56,6 +57,10 @@ type Page struct {
 	// External lists every http and https link of the page, for the
 	// optional external link check (bookgen build --check-external).
 	External []ExternalLink
+	// Warnings are problems that do not stop the build: raw HTML the
+	// site's Content-Security-Policy blocks (<script>, <iframe>, <style>,
+	// style= and on...= attributes, javascript: links), at its line.
+	Warnings []*diag.Error
 }
 
 // ExternalLink is a link that leaves the site.
@@ -104,6 +109,8 @@ type Renderer struct {
 	md       goldmark.Markdown
 	chapters map[string]bool   // book-relative paths of non-draft chapters
 	probes   map[string]string // what the current render learnt from the file system
+	claims   claimIndex        // see SetClaims
+	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
 }
 
 // New returns a Renderer for b. Links are resolved against b's chapters and
@@ -116,6 +123,7 @@ func New(b *book.Book) *Renderer {
 			r.chapters[ch.Path] = true
 		}
 	}
+	r.bookKey = bookHash(b, r.chapters)
 	r.md = goldmark.New(
 		goldmark.WithExtensions(
 			// GFM without its table: the table is added below so that a
@@ -136,7 +144,7 @@ func New(b *book.Book) *Renderer {
 		),
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
-			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100), util.Prioritized(claimRenderer{}, 100)),
 		),
 	)
 	return r
@@ -163,6 +171,8 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 
 // render renders d without the cache.
 func (r *Renderer) render(d *expand.Doc) (*Page, error) {
+	d, generated := r.withChecksTable(d)
+	claimCount := map[string]int{}
 	src := d.Markdown
 	ids := newIDTable()
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
@@ -202,8 +212,17 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				pg.Title = t
 			}
 			return ast.WalkSkipChildren, nil
+		case *ast.HTMLBlock, *ast.RawHTML:
+			if raw, off, ok := htmlNodeText(n, src); ok {
+				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
+			}
 		case *ast.Link:
 			file, line := origin(d, lines.line(inlineStart(n, src)))
+			r.markClaim(chPath, n, generated[lines.line(linkStart(n))], claimCount)
+			if isJavaScriptURL(string(n.Destination)) {
+				pg.Warnings = append(pg.Warnings, &diag.Error{File: file, Line: line,
+					Msg: fmt.Sprintf("link to %q: the site's Content-Security-Policy (script-src 'self', netlify.toml) blocks javascript: URLs, so it will do nothing", string(n.Destination))})
+			}
 			dest, lk, e := r.rewrite(chPath, string(n.Destination))
 			if e != nil {
 				e.File, e.Line = file, line
@@ -292,7 +311,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		if r.book.Root != "" {
 			fi, err := r.stat(repoPath)
 			if err != nil {
-				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+				return "", nil, missing("link", dest, repoPath, err)
 			}
 			// A folder is a page only through its index: a chapter
 			// index.md (written as index.html) or a copied index.html.
@@ -306,7 +325,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	}
 	fi, err := r.stat(repoPath)
 	if err != nil {
-		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+		return "", nil, missing("link", dest, repoPath, err)
 	}
 	repo := strings.TrimSuffix(r.book.Config.Repository, "/")
 	if repo == "" {
@@ -398,10 +417,22 @@ func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 	}
 	if r.book.Root != "" {
 		if _, err := r.stat(repoPath); err != nil {
-			return &diag.Error{Msg: fmt.Sprintf("image %q names %s, which does not exist", dest, repoPath)}
+			return missing("image", dest, repoPath, err)
 		}
 	}
 	return nil
+}
+
+// missing is the error for a link or image whose file r.stat did not find
+// or refused.
+func missing(what, dest, repoPath string, err error) *diag.Error {
+	if errors.Is(err, ErrNotPublished) {
+		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a hidden file or an editor's leftover, which the site does not publish", what, dest, repoPath)}
+	}
+	if errors.Is(err, ErrOutside) {
+		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a symbolic link that leads outside the repository; the site publishes only files inside it", what, dest, repoPath)}
+	}
+	return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, which does not exist", what, dest, repoPath)}
 }
 
 // origin maps a 1-based line of the expanded Markdown to its source.

@@ -474,25 +474,27 @@ func TestCacheReusesUnchangedPages(t *testing.T) {
 
 // TestHeadingIDsFollowMdBook checks mdBook's id rule (mdbook::utils::
 // normalize_id and unique_id_from_content): Unicode letters and digits are
-// kept, ASCII is lowercased, whitespace becomes "-", other punctuation is
+// kept and lowercased with Unicode's rules (Ü, Ε, É as well as ASCII), whitespace becomes "-", other punctuation is
 // dropped, a link counts by its text, and a repeated id gets "-1", "-2".
 func TestHeadingIDsFollowMdBook(t *testing.T) {
 	b := testBook(t)
 	md := "## Épocas y fencing — ünïcode 日本語\n\n## Ελληνικά\n\n## 日本語\n\n" +
-		"## The `Fence` [rule](https://example.org/x)\n\n## C++ & Go: 2 epochs\n\n## Épocas y fencing — ünïcode 日本語\n\n## !!!\n\n## हिन्दी ½\n"
+		"## The `Fence` [rule](https://example.org/x)\n\n## C++ & Go: 2 epochs\n\n## Épocas y fencing — ünïcode 日本語\n\n## !!!\n\n## हिन्दी ½\n\n## Überblick\n\n## İstanbul\n"
 	pg, err := New(b).Render(doc(b, 1, md))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
-		"Épocas-y-fencing--ünïcode-日本語",
-		"Ελληνικά",
+		"épocas-y-fencing--ünïcode-日本語",
+		"ελληνικά",
 		"日本語",
 		"the-fence-rule",
 		"c--go-2-epochs",
-		"Épocas-y-fencing--ünïcode-日本語-1",
+		"épocas-y-fencing--ünïcode-日本語-1",
 		"heading",
 		"हिनदी-½", // vowel signs are Alphabetic, the virama is not; ½ is a number (No)
+		"überblick",
+		"i\u0307stanbul", // Rust's char::to_lowercase('İ') is "i" + U+0307
 	}
 	if len(pg.Headings) != len(want) {
 		t.Fatalf("got %d headings, want %d: %+v", len(pg.Headings), len(want), pg.Headings)

@@ -48,6 +48,7 @@ import (
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/render"
+	"github.com/ownership-book/ownership/internal/site"
 	"github.com/ownership-book/ownership/internal/verify"
 )
 
@@ -57,7 +58,7 @@ type Options struct {
 	// Log receives the URL, one summary line per build and every build error.
 	Log io.Writer
 	// Debounce is how long the sources must be quiet before a rebuild
-	// (100ms when zero).
+	// (DefaultDebounce when zero).
 	Debounce time.Duration
 	// Poll, when positive, replaces file system events (fsnotify) by
 	// comparing every watched file's modification time and size at this
@@ -81,6 +82,13 @@ func scriptTag(id string) []byte {
 	return []byte(`<script src="` + ScriptPath + `" data-build="` + htmlEscape(id) + `"></script>`)
 }
 
+// DefaultDebounce is how long the sources must be quiet before a rebuild
+// when Options.Debounce is not set: long enough to take an editor's save
+// (a write, or a new file renamed over the old one, and a few events
+// within a millisecond or two) as one change, short enough to leave most
+// of the 50 ms a reader notices to the rebuild itself.
+const DefaultDebounce = 20 * time.Millisecond
+
 // Run builds the book, serves its output folder on ln and rebuilds on every
 // change until ctx is done. It returns nil after a clean shutdown; a failed
 // build is reported on Log, not returned.
@@ -89,7 +97,7 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 		opt.Log = io.Discard
 	}
 	if opt.Debounce <= 0 {
-		opt.Debounce = 100 * time.Millisecond
+		opt.Debounce = DefaultDebounce
 	}
 	if opt.BuildFunc == nil {
 		opt.BuildFunc = build.Build
@@ -101,6 +109,10 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 		// Rebuild only what changed: unchanged chapters are not rendered
 		// again (verification has its own cache on disk).
 		opt.Build.Renders = &render.Cache{}
+	}
+	if opt.Build.Incremental == nil {
+		// ... and write only the files that changed.
+		opt.Build.Incremental = &site.Incremental{}
 	}
 	s := &server{opt: opt, out: opt.Build.OutDir(), clients: map[*client]bool{}, nonce: time.Now().UnixNano()}
 	// Progress goes to the terminal (unless -v logs every check) and to
@@ -179,10 +191,11 @@ type server struct {
 	progressLine *build.ProgressLine
 
 	mu       sync.Mutex
-	gen      int    // builds started
-	good     int    // number of the last good build, 0 before one
-	lastErr  string // the last build's problems, "" when it succeeded
-	progress string // the running build's progress (ProgressText), "" between builds
+	headers  []headerRule // netlify.toml's [[headers]], read at each build
+	gen      int          // builds started
+	good     int          // number of the last good build, 0 before one
+	lastErr  string       // the last build's problems, "" when it succeeded
+	progress string       // the running build's progress (ProgressText), "" between builds
 	clients  map[*client]bool
 	closed   bool
 }
@@ -233,6 +246,13 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	if line := changeLine(s.opt.Build.Root, changed); line != "" {
 		fmt.Fprintln(s.opt.Log, line)
 	}
+	rules, herr := readHeaderRules(s.opt.Build.Root)
+	if herr != nil {
+		fmt.Fprintf(s.opt.Log, "bookgen: %v; serving without its headers\n", herr)
+	}
+	s.mu.Lock()
+	s.headers = rules
+	s.mu.Unlock()
 	res, err := s.opt.BuildFunc(ctx, s.opt.Build)
 	s.progressLine.Clear()
 	s.mu.Lock()
@@ -255,6 +275,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.broadcast(event{"build-error", msg})
 		return
 	}
+	build.PrintWarnings(s.opt.Log, res)
 	fmt.Fprintf(s.opt.Log, "bookgen: build %d: %s\n", n, res.Summary())
 	s.mu.Lock()
 	s.good = n
@@ -264,9 +285,16 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	s.mu.Unlock()
 	if css := res.Stylesheet(); css != "" && !wasBroken && onlyCSS(changed) {
 		s.broadcast(event{"css", id + "\n" + css})
-		return
+	} else {
+		s.broadcast(event{"reload", id})
 	}
-	s.broadcast(event{"reload", id})
+	// The open pages reload first; print.html and the search index,
+	// which show every chapter, follow.
+	if res.Finish != nil {
+		if err := res.Finish(); err != nil {
+			fmt.Fprintf(s.opt.Log, "bookgen: build %d: writing print.html and the search index failed: %v\n", n, err)
+		}
+	}
 }
 
 // serving says what a failed build leaves the browsers with: the last good
@@ -318,6 +346,10 @@ func (s *server) closeClients() {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	rules := s.headers
+	s.mu.Unlock()
+	setHeaders(w.Header(), rules, r.URL.Path)
 	switch r.URL.Path {
 	case EventsPath:
 		s.events(w, r)

@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/ownership-book/ownership/internal/book"
@@ -131,11 +130,6 @@ func printIDs(chapters []*book.Item) map[string]string {
 	return ids
 }
 
-var (
-	idAttrAll = regexp.MustCompile(`(\sid=")([^"]*)(")`)
-	urlAttr   = regexp.MustCompile(`(\s(?:href|src)=")([^"]*)(")`)
-)
-
 // printChapter rewrites the HTML of chapter ch for print.html, which sits at
 // the site root: ids get the chapter's prefix, links to chapters become
 // links to their sections in the same page, other relative URLs are made
@@ -143,14 +137,28 @@ var (
 func printChapter(ch *book.Item, html []byte, chapters map[string]string) []byte {
 	sitePath := htmlPath(ch.Path)
 	prefix := chapters[sitePath]
-	out := idAttrAll.ReplaceAllFunc(html, func(m []byte) []byte {
-		s := idAttrAll.FindSubmatch(m)
-		return []byte(string(s[1]) + prefix + "--" + string(s[2]) + string(s[3]))
+	return replaceAttrs(html, func(name, v []byte, out []byte) []byte {
+		if string(name) == "id" {
+			out = append(out, prefix...)
+			out = append(out, "--"...)
+			return append(out, v...)
+		}
+		return append(out, printURL(string(v), prefix, sitePath, chapters)...)
 	})
-	return urlAttr.ReplaceAllFunc(out, func(m []byte) []byte {
-		s := urlAttr.FindSubmatch(m)
-		return []byte(string(s[1]) + printURL(string(s[2]), prefix, sitePath, chapters) + string(s[3]))
+}
+
+// replaceAttrs copies html, passing the value of every id, href and src
+// attribute (written as ` name="value"`) through f, which appends the new
+// value to out.
+func replaceAttrs(html []byte, f func(name, value, out []byte) []byte) []byte {
+	out := make([]byte, 0, len(html)+len(html)/8)
+	last := 0
+	eachAttr(html, []string{"id", "href", "src"}, func(name string, _, vs, ve int) {
+		out = append(out, html[last:vs]...)
+		out = f([]byte(name), html[vs:ve], out)
+		last = ve
 	})
+	return append(out, html[last:]...)
 }
 
 // printURL maps one href or src value of a chapter at sitePath.

@@ -56,6 +56,9 @@ type entry struct {
 	// expected text on a cache hit.
 	Output   string `json:"output,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
+	// Tests is a package test's outcome per top-level function ("pass",
+	// "skip"), read by the claims that name them.
+	Tests map[string]string `json:"tests,omitempty"`
 }
 
 type cache struct {

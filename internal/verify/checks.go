@@ -21,7 +21,10 @@ import (
 )
 
 // packageJob runs "go vet" or "go test" (kind) on one examples package
-// ("./examples/x").
+// ("./examples/x"). The test runs as "go test -json", so that the outcome
+// of each test function is known to the claims that name them (see
+// claims.go); problems are reported from the output go test would print
+// without -json.
 func (v *verifier) packageJob(kind, pkg string) job {
 	return func(ctx context.Context) jobResult {
 		var r jobResult
@@ -30,13 +33,21 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			r.errs = append(r.errs, diag.Errorf(file, line, format, args...))
 			return r
 		}
-		key, err := v.staticKey(ctx, kind, pkg)
+		args, keyParts := []string{v.goCmd, kind, pkg}, []string{pkg}
+		if kind == "test" {
+			args, keyParts = []string{v.goCmd, kind, "-json", pkg}, []string{pkg, "-json"}
+			r.tests = &pkgTests{pkg: pkg}
+		}
+		key, err := v.staticKey(ctx, kind, keyParts...)
 		if err != nil {
 			return fail(0, dir, "go %s %s: %v", kind, pkg, err)
 		}
-		if _, ok := v.cache.lookup(key); ok {
+		if e, ok := v.cache.lookup(key); ok {
 			v.logf("verify: %s %s: cached", kind, pkg)
 			r.checks = append(r.checks, Check{Kind: kind, Subject: pkg, Cached: true})
+			if r.tests != nil {
+				r.tests.status = e.Tests
+			}
 			return r
 		}
 		l, err := v.localDirs(ctx, nil, []string{pkg})
@@ -44,8 +55,11 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			return fail(0, dir, "%v", err)
 		}
 		m := newManifest(v.root, l)
-		res, err := v.exec(ctx, Run{Args: []string{v.goCmd, kind, pkg}, Dir: v.root, Timeout: PackageTimeout})
+		res, err := v.exec(ctx, Run{Args: args, Dir: v.root, Timeout: PackageTimeout})
 		r.checks = append(r.checks, Check{Kind: kind, Subject: pkg, Elapsed: res.Elapsed})
+		if r.tests != nil {
+			r.tests.status, r.tests.outputs, res.Output = readTestEvents(res.Output)
+		}
 		switch {
 		case err != nil:
 			return fail(0, dir, "go %s %s: %v", kind, pkg, err)
@@ -67,7 +81,11 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			return r
 		}
 		v.logf("verify: %s %s: ok (%v)", kind, pkg, res.Elapsed.Round(time.Millisecond))
-		if err := v.cache.store(&entry{Kind: kind, Subject: pkg, Key: key, Manifest: m}); err != nil {
+		var tests map[string]string
+		if r.tests != nil {
+			tests = r.tests.status
+		}
+		if err := v.cache.store(&entry{Kind: kind, Subject: pkg, Key: key, Manifest: m, Tests: tests}); err != nil {
 			v.logf("verify: cache: %v", err)
 		}
 		return r
@@ -106,8 +124,10 @@ func (v *verifier) locate(dir, out string) (string, int, string) {
 	return dir, 0, "no output"
 }
 
-// clipOutput keeps the first 80 lines of a command's output for a Detail.
+// clipOutput keeps the first 80 lines of a command's output for a Detail,
+// without terminal escape sequences (StripANSI).
 func clipOutput(s string) string {
+	s = StripANSI(s)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > 80 {
 		lines = append(lines[:80], fmt.Sprintf("... (%d more lines)", len(lines)-80))
@@ -264,9 +284,10 @@ func fmtDuration(d time.Duration) string {
 	return d.String()
 }
 
-// outputLines splits command output into lines without trailing white
-// space or trailing blank lines.
+// outputLines splits command output into lines without terminal escape
+// sequences (StripANSI), trailing white space or trailing blank lines.
 func outputLines(out string) []string {
+	out = StripANSI(out)
 	if out == "" {
 		return nil
 	}

@@ -165,10 +165,10 @@ func writeProxyModule(t *testing.T, proxy, mod, ver string, files map[string]str
 // a transcript and a go block all build: the compile error is reported
 // once, first, at the library's line, and what follows from it (the vet
 // and test failures of every package that imports it, the transcript's
-// diff that would suggest --bless, the go block's failure) is not reported
-// beside it.
+// diff that would suggest --bless, the go block's failure, the claim that
+// names one of its tests) is not reported beside it.
 func TestCompileErrorReportedOnce(t *testing.T) {
-	root := fixture(t, passingChapter+"\nSee [the code](../examples/other/other.go).\n", map[string]string{
+	root := fixture(t, passingChapter+"\nHello greets: [TestHello](../examples/greet/greet_test.go#TestHello).\n", map[string]string{
 		"examples/greet/greet.go": "// Package greet is broken.\npackage greet\n\n" + // 1-3
 			"// Hello greets name.\n" + // 4
 			"func Hello(name string) string { return \"hello, \" + nmae }\n", // 5
@@ -186,7 +186,7 @@ func TestCompileErrorReportedOnce(t *testing.T) {
 	if strings.Contains(e.Error(), "--bless") {
 		t.Errorf("the report suggests --bless for a compile error:\n%v", e)
 	}
-	for _, want := range []string{"go test ./examples/greet", "book/ch.md:6", "book/ch.md:13"} {
+	for _, want := range []string{"go test ./examples/greet", "book/ch.md:6", "book/ch.md:13", "book/ch.md:33: claim TestHello"} {
 		if !strings.Contains(e.Detail, want) {
 			t.Errorf("detail does not list %q among what the error breaks:\n%s", want, e.Detail)
 		}

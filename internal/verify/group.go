@@ -105,6 +105,33 @@ func (v *verifier) noteFailure(e *diag.Error, what, output string) {
 	v.failed[e] = failedRun{what: what, output: output}
 }
 
+// noteClaimFailures ties the error of a claim that did not run because its
+// package's go test failed to that failure's output, so that a claim
+// broken by a compile error is grouped with it (errs: settleClaims's).
+func (v *verifier) noteClaimFailures(claims []Claim, errs diag.List) {
+	v.mu.Lock()
+	byWhat := map[string]failedRun{}
+	for _, f := range v.failed {
+		byWhat[f.what] = f
+	}
+	v.mu.Unlock()
+	at := map[string]Claim{}
+	for _, c := range claims {
+		if !c.Passed {
+			at[fmt.Sprintf("%s:%d", c.File, c.Line)] = c
+		}
+	}
+	for _, e := range errs {
+		c, ok := at[fmt.Sprintf("%s:%d", e.File, e.Line)]
+		if !ok || !strings.Contains(e.Msg, "did not run") {
+			continue
+		}
+		if f, ok := byWhat["go test "+c.Package]; ok {
+			v.noteFailure(e, fmt.Sprintf("%s:%d: claim %s", c.File, c.Line, c.Func), f.output)
+		}
+	}
+}
+
 // groupBuildErrors replaces the errors that follow from one build error
 // (the first build error their output names) with a single report at that
 // error's line. The build errors come first, in the order of their

@@ -126,6 +126,9 @@ type Report struct {
 	// Blessed lists the transcript outputs rewritten by Options.Bless, as
 	// "book/ch.md:12-15: go run ./examples/x".
 	Blessed []string
+	// Claims lists every link naming a claim's check, in reading order,
+	// with whether its check passed (see claims.go).
+	Claims []Claim
 }
 
 // Verify checks the book. A failure is returned as a diag.List naming file
@@ -177,7 +180,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		add("go test "+p, v.packageJob("test", p))
 	}
 	for _, d := range docs {
-		for _, blk := range FindBlocks(d.Markdown) {
+		for _, blk := range findBlocksCached(d.Markdown) {
 			if err := checkAttrs(d, blk); err != nil {
 				errs = append(errs, err)
 				continue
@@ -214,7 +217,13 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 	}
 
+	claims, claimErrs := v.findClaims(docs)
+	errs = append(errs, claimErrs...)
+
 	results := v.runAll(ctx, jobs, names)
+	settled := settleClaims(claims, results)
+	v.noteClaimFailures(claims, settled)
+	rep.Claims = claims
 	var edits []blessEdit
 	for _, r := range results {
 		for _, c := range r.checks {
@@ -228,6 +237,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		errs = append(errs, r.errs...)
 		edits = append(edits, r.edits...)
 	}
+	errs = append(errs, settled...)
 	if len(edits) > 0 {
 		blessed, err := applyBless(b.Root, edits)
 		rep.Blessed = blessed
@@ -299,6 +309,7 @@ type jobResult struct {
 	checks []Check
 	errs   []*diag.Error
 	edits  []blessEdit
+	tests  *pkgTests // a package test's outcomes, for claims
 }
 
 // runAll runs jobs on Workers goroutines and returns their results in the
