@@ -437,6 +437,9 @@ func (db *DB) push(ctx context.Context) (int, error) {
 		case http.StatusForbidden:
 			return appended, db.fenced(epoch, res)
 		case http.StatusConflict:
+			if res.Closed {
+				return appended, closedStream(epoch, b.seq, db.c.Name)
+			}
 			// The stream does not know this producer at this sequence
 			// number (it forgot an idle producer): claim again.
 			if err := db.claimUnasked(ctx, "forgotten", db.Epoch()); err != nil {
@@ -498,6 +501,16 @@ func (db *DB) shrink(b *batch) error {
 	return nil
 }
 
+// closedStream is the error of an append refused because the stream is
+// closed. A closed stream answers every append with 409 and Stream-Closed
+// before it judges the epoch (PROTOCOL.md 5.2 "Error Precedence"), so the
+// answer says nothing about who owns the database; no claim can apply
+// either, so the process claims nothing and reports the refusal.
+func closedStream(epoch, seq uint64, name string) error {
+	return fmt.Errorf("append epoch %d seq %d to %q: status 409: the stream is closed and takes no more appends",
+		epoch, seq, name)
+}
+
 func (db *DB) fenced(epoch uint64, res AppendResult) error {
 	return db.reset(&ResetError{Kind: ResetFenced, Epoch: epoch, Current: res.Epoch,
 		Detail: fmt.Sprintf("403 %s", res.Outcome)})
@@ -506,6 +519,7 @@ func (db *DB) fenced(epoch uint64, res AppendResult) error {
 // probe is the round trip of Synced: it resends the last acknowledged append
 // of this epoch. The stream checks the epoch before the sequence number, so a
 // duplicate (204) means the epoch is still current and 403 means it closed.
+// (On a closed stream both give way to 409 with Stream-Closed.)
 func (db *DB) probe(ctx context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
 		db.mu.Lock()
@@ -525,6 +539,9 @@ func (db *DB) probe(ctx context.Context) error {
 		case http.StatusForbidden:
 			return db.fenced(epoch, res)
 		case http.StatusConflict:
+			if res.Closed {
+				return closedStream(epoch, b.seq, db.c.Name)
+			}
 			if err := db.claimUnasked(ctx, "forgotten", db.Epoch()); err != nil {
 				return err
 			}

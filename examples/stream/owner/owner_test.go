@@ -573,6 +573,58 @@ func TestFenced(t *testing.T) {
 	}
 }
 
+// TestClosedStreamIsNoClaim checks what an owner does when its stream was
+// closed behind its back. The stream answers every append, a fenced one
+// included, with 409 and Stream-Closed, so the 409 is not read as a
+// forgotten producer: Synced and Push fail naming the closed stream, no
+// claim is sent, and the database does not reset (nobody else owns it).
+// Reference: PROTOCOL.md 5.2 "Error Precedence"; chapter "The epoch-fenced
+// stream", section "Where the fence is checked".
+func TestClosedStreamIsNoClaim(t *testing.T) {
+	for _, fenced := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fenced=%v", fenced), func(t *testing.T) {
+			ts := newTestStream(t)
+			a, l := ts.mustOpen(t.TempDir(), "A")
+			a.Put("k", "v1")
+			if err := a.Synced(bg); err != nil {
+				t.Fatal(err)
+			}
+			if fenced {
+				ts.mustOpen(t.TempDir(), "B") // B takes over: epoch 2
+			}
+			if r := ts.m.ApplyCommand(stream.Command{Op: stream.OpAppend, Stream: "db", Close: true}); r.Err() != nil {
+				t.Fatal(r.Err())
+			}
+			var claims atomic.Int32
+			l.setFault(func(r *http.Request) (bool, bool) {
+				if isClaim(r) {
+					claims.Add(1)
+				}
+				return false, false
+			})
+			for _, call := range []struct {
+				name string
+				f    func() error
+			}{
+				{"Synced with nothing pending", func() error { return a.Synced(bg) }},
+				{"Synced with a commit pending", func() error { a.Put("k", "v2"); return a.Synced(bg) }},
+				{"Push", func() error { return a.Push(bg) }},
+			} {
+				err := call.f()
+				if err == nil || errors.Is(err, ErrReset) || !strings.Contains(err.Error(), "closed") {
+					t.Errorf("%s = %v, want an error naming the closed stream, no reset", call.name, err)
+				}
+			}
+			if n := claims.Load(); n != 0 {
+				t.Errorf("sent %d claims to a closed stream, want 0", n)
+			}
+			if got := keys(ts.history()); got != "k=v1" {
+				t.Errorf("stream holds %q, want only k=v1", got)
+			}
+		})
+	}
+}
+
 // TestClaimsNobodyAskedFor checks the claims the package makes unprompted:
 // when the stream has dropped the producer's state, after a 413, and when an
 // offline open reaches the stream. Each is one epoch above the process's own,
