@@ -38,6 +38,7 @@ func (db *DB) claimOpen(ctx context.Context) error {
 		}
 		// Lost a race: the answer names the epoch that won.
 		above = max(epoch, res.Epoch)
+		db.trace(Event{Kind: "lost", Reason: "open", Epoch: epoch, Result: res})
 	}
 	return &ClaimRacesError{Stream: db.c.Name, Rounds: MaxClaimRounds, LastEpoch: above}
 }

@@ -41,7 +41,10 @@ type Options struct {
 
 // Event describes one step of the replicator, for Options.Trace.
 type Event struct {
-	Kind   string // "catch-up", "claim", "append", "probe", "recover", "reset", "new-history"
+	// Kind is "catch-up", "claim", "lost" (an open's claim lost a race; Epoch
+	// is the claim's, Result its answer), "append", "probe", "recover",
+	// "reset" or "new-history".
+	Kind   string
 	Reason string // for a claim: "open", "forgotten", "limit", "live"
 	Epoch  uint64
 	Seq    uint64
