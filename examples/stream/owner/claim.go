@@ -14,7 +14,7 @@ import (
 // claimOpen takes the database over: it claims an epoch above every epoch
 // this copy has seen and, if another claim won, claims again above the
 // winner's epoch, at most MaxClaimRounds times. Then it recovers.
-// Reference: chapter "Taking a database over", section "The claim".
+// Reference: chapter "Owning a database through its stream", section "The claim".
 func (db *DB) claimOpen(ctx context.Context) error {
 	if db.fresh() {
 		// A new copy has seen no epoch yet: it rebuilds from the stream
@@ -172,7 +172,7 @@ func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
 // If nobody else wrote, the rest stay pending, to be resent under epoch with
 // order and content kept; if someone did, they are discarded and the copy
 // takes the stream's commits instead.
-// Reference: chapter "Taking a database over", section "Recovery after the
+// Reference: chapter "Owning a database through its stream", section "Recovery after the
 // claim".
 func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult) error {
 	db.mu.Lock()
@@ -318,8 +318,8 @@ func (db *DB) logOf(commits []Commit, ackIndex uint64) []record {
 // beats it, and being beaten resets the database. It is not one above the
 // highest claim in the local log: a claim that never reached the stream
 // (its request lost) would lift this one above the claim of an owner that
-// opened meanwhile. Reference: chapter "Taking a database over", section
-// "Claims nobody asked for".
+// opened meanwhile. Reference: chapter "Owning a database through its stream", section
+// "Claims the package makes on its own".
 func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error {
 	epoch := own + 1
 	res, won, err := db.claim(ctx, epoch, reason)
@@ -564,7 +564,7 @@ func (db *DB) probe(ctx context.Context) error {
 // served before may differ now. If the new history still contains each
 // commit acknowledged to this copy, the copy adopts the new token; if any is
 // missing, the copy's files move into salvage/ and the database resets.
-// Reference: chapter "Taking a database over", section "A new history".
+// Reference: chapter "Owning a database through its stream", section "When the stream rewrites its history".
 func (db *DB) newHistory(ctx context.Context, res AppendResult) error {
 	data, _, inc, err := db.c.readAll(ctx, startOffset, true)
 	if err != nil {

@@ -34,7 +34,7 @@ func epochOf(r *http.Request) uint64 { return parseUint(r.Header.Get(HeaderProdu
 // local log and synced before the claim is appended at sequence number 0, at
 // an epoch higher than any this copy has seen; a lost race is claimed again
 // above the winner, and after 16 lost rounds Open fails with ErrClaimRaces.
-// Reference: chapter "Taking a database over", section "The claim".
+// Reference: chapter "Owning a database through its stream", section "The claim".
 func TestOpenClaims(t *testing.T) {
 	t.Run("claim record first, epoch above every seen", func(t *testing.T) {
 		ts := newTestStream(t)
@@ -276,7 +276,7 @@ func TestOpenClaims(t *testing.T) {
 // read which pending commits landed; if no other copy wrote, it resends the
 // others under its new epoch with their order and content kept, and if one
 // did, it drops them and adopts the stream's commits.
-// Reference: chapter "Taking a database over", section "Recovery after the
+// Reference: chapter "Owning a database through its stream", section "Recovery after the
 // claim".
 func TestRecoveryAfterTheClaim(t *testing.T) {
 	t.Run("nobody else wrote: resend the rest unchanged", func(t *testing.T) {
@@ -372,8 +372,8 @@ func TestRecoveryAfterTheClaim(t *testing.T) {
 // TestRecoveryFailure checks that a recovery that fails after its claim won
 // (here, the rewrite of the local log) leaves the process to go live again
 // rather than to write under the epoch its own claim closed, which would
-// fence it by its own hand. Reference: chapter "Taking a database over",
-// sections "Recovery after the claim" and "Claims nobody asked for".
+// fence it by its own hand. Reference: chapter "Owning a database through its stream",
+// sections "Recovery after the claim" and "Claims the package makes on its own".
 func TestRecoveryFailure(t *testing.T) {
 	ts := newTestStream(t)
 	dirA := t.TempDir()
@@ -429,7 +429,7 @@ func TestRecoveryFailure(t *testing.T) {
 
 // TestSynced checks that Synced returns only once the stream holds every
 // earlier commit and a round trip begun after the call found the process
-// still the owner. Reference: chapter "Taking a database over", section
+// still the owner. Reference: chapter "Owning a database through its stream", section
 // "Synced: the one rule for callers".
 func TestSynced(t *testing.T) {
 	ts := newTestStream(t)
@@ -488,8 +488,8 @@ func TestSynced(t *testing.T) {
 // the database; pending Synced calls fail; reset listeners run exactly once;
 // every later operation, reads included, fails with ErrReset; an open
 // snapshot keeps working; the process does not reopen by itself.
-// Reference: chapter "Taking a database over", section "What the fenced process
-// sees".
+// Reference: chapter "Owning a database through its stream", section "How a replaced owner learns of
+// it".
 func TestFenced(t *testing.T) {
 	ts := newTestStream(t)
 	a, l := ts.mustOpen(t.TempDir(), "A")
@@ -630,8 +630,8 @@ func TestClosedStreamIsNoClaim(t *testing.T) {
 // offline open reaches the stream. Each is one epoch above the process's own,
 // so any newer owner beats it, and the offline one is made only when no
 // other copy wrote or claimed in the meantime.
-// Reference: chapter "Taking a database over", section "Claims nobody asked
-// for".
+// Reference: chapter "Owning a database through its stream", section "Claims the package makes on its
+// own".
 func TestClaimsNobodyAskedFor(t *testing.T) {
 	claimsOf := func(evs *[]Event) func(Event) {
 		return func(e Event) {
@@ -928,8 +928,8 @@ func (ts *testStream) forgetProducer() {
 // TestANewHistory checks the answer to 412 (stale incarnation): when the new
 // history still has all of the copy's acknowledged commits, the copy adopts
 // the new token; when one is missing, the copy moves into salvage/ and the
-// database resets. Reference: chapter "Taking a database over", section "A
-// new history".
+// database resets. Reference: chapter "Owning a database through its stream", section "When the stream rewrites its
+// history".
 func TestANewHistory(t *testing.T) {
 	reincarnate := func(ts *testStream) {
 		if r := ts.m.ApplyCommand(stream.Command{Op: stream.OpReincarnate, Stream: "db"}); r.Outcome != stream.Reincarnated {
@@ -1160,7 +1160,7 @@ func TestANewHistory(t *testing.T) {
 // carries its owner's writer id and claims, so opening the copy elsewhere
 // claims above the original and fences it; the supported way is to open the
 // database by name into a fresh directory, which rebuilds it from the stream.
-// Reference: chapter "Taking a database over", section "Copies of a cache".
+// Reference: chapter "Owning a database through its stream", section "Copies of a cache".
 func TestCopiesOfACache(t *testing.T) {
 	ts := newTestStream(t)
 	dirA := t.TempDir()
@@ -1263,8 +1263,8 @@ func TestBackgroundReplicator(t *testing.T) {
 // database it listens to, Close included (the usual reaction to being
 // fenced), whether the reset was found by a Synced call or by the background
 // replicator, and that the listener still runs exactly once.
-// Reference: chapter "Taking a database over", section "What the fenced
-// process sees".
+// Reference: chapter "Owning a database through its stream", section "How a replaced owner learns of
+// it".
 func TestResetListenersMayUseTheDB(t *testing.T) {
 	for _, manual := range []bool{true, false} {
 		t.Run(fmt.Sprintf("manual=%v", manual), func(t *testing.T) {

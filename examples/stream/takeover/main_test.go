@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/takeover.golden")
 // that finds two pending commits landed and resends the third under the new
 // epoch; the race in which two opens claim one epoch, the loser claims again
 // and fences the first winner. Reference: chapter "Owning a database
-// through its stream", sections "The replaced owner finds out", "Recovery
+// through its stream", sections "How a replaced owner learns of it", "Recovery
 // after the claim" and "The claim".
 func TestTakeoverTranscript(t *testing.T) {
 	var first, second bytes.Buffer
