@@ -96,6 +96,7 @@ func (r *Renderer) cacheKey(d *expand.Doc) string {
 	}
 	h.Write(buf)
 	h.Write(r.bookKey[:])
+	r.claimsKey(h, d)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

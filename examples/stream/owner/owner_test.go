@@ -1015,7 +1015,7 @@ func TestANewHistory(t *testing.T) {
 		if err := a.Synced(bg); err != nil {
 			t.Fatal(err)
 		}
-		// A new history; the stream also forgot A, and the answer to A's
+		// When the stream rewrites its history; the stream also forgot A, and the answer to A's
 		// claim is lost: A must go live before it writes again.
 		reincarnate(ts)
 		ts.forgetProducer()

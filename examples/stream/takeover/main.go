@@ -7,7 +7,7 @@
 //     refused with 403 epoch-closed; A resets, its listener runs once, and
 //     its next read fails.
 //   - Recovery that resends. The stream applies B's append of commits 43-44
-//     but the answer is lost; B makes commit 45 locally and crashes. Opened
+//     but the answer is lost; B makes commit 45 locally and stops. Opened
 //     again on its directory, B claims epoch 9, its leader read finds 43-44
 //     landed, and it resends 45 unchanged under the new epoch.
 //   - A claim race. C and D open at once, both read epochs up to 9 and both
@@ -19,12 +19,15 @@
 // staged by the server's front door, which holds C's claim until D's has
 // arrived and D's until C has finished opening, so the interleaving, like the
 // rest of the output, is the same on every run: no port, time or directory
-// appears in it.
+// appears in it. With -figure it prints the first scene, up to the
+// fenced process's reset, as a D2 sequence diagram instead.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -40,7 +43,18 @@ import (
 )
 
 func main() {
-	if err := run(os.Stdout); err != nil {
+	figure := flag.Bool("figure", false, "print the takeover as a D2 sequence diagram (see figure.go)")
+	flag.Parse()
+	var transcript bytes.Buffer
+	w := io.Writer(os.Stdout)
+	if *figure {
+		w = &transcript
+	}
+	err := run(w)
+	if err == nil && *figure {
+		err = writeFigure(os.Stdout, transcript.String())
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "takeover:", err)
 		os.Exit(1)
 	}
