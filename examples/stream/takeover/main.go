@@ -219,13 +219,12 @@ func run(out io.Writer) error {
 // epoch it sees is held until a second claim of that epoch arrives; then the
 // first goes through, and the second waits until release is closed.
 type race struct {
-	epoch    string
-	mu       sync.Mutex
-	seen     int
-	first    chan struct{} // closed when the first claim arrives
-	second   chan struct{} // closed when the second claim arrives
-	release  chan struct{} // closed by the program to let the second through
-	released bool
+	epoch   string
+	mu      sync.Mutex
+	seen    int
+	first   chan struct{} // closed when the first claim arrives
+	second  chan struct{} // closed when the second claim arrives
+	release chan struct{} // closed by the program to let the second through
 }
 
 func newRace(epoch int) *race {
