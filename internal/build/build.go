@@ -39,6 +39,10 @@ type Options struct {
 	// (site.CheckExternal) and fails the build on a broken one. Off by
 	// default: a build should not depend on other sites.
 	CheckExternal bool
+	// Expands, when set, keeps expanded chapters between builds (bookgen
+	// serve): a chapter whose text and included files did not change is
+	// not expanded again (see expand.Cache).
+	Expands *expand.Cache
 	// Renders, when set, keeps rendered chapters between builds (bookgen
 	// serve): a chapter whose expanded Markdown and links' targets did
 	// not change is not rendered again.
@@ -239,7 +243,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 	if err := site.CheckBook(b); err != nil {
 		return b, nil, nil, err
 	}
-	docs, err := expand.AllContext(ctx, b)
+	docs, err := opt.Expands.AllContext(ctx, b)
 	if err != nil {
 		return b, nil, nil, err
 	}
@@ -252,7 +256,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 		if b, err = book.Load(opt.Root); err != nil {
 			return nil, nil, rep, err
 		}
-		if docs, err = expand.AllContext(ctx, b); err != nil {
+		if docs, err = opt.Expands.AllContext(ctx, b); err != nil {
 			return b, nil, rep, err
 		}
 	}

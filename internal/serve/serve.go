@@ -47,6 +47,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/expand"
 	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/internal/site"
 	"github.com/ownership-book/ownership/internal/verify"
@@ -105,6 +106,10 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	// The site is served at the root of ln's address, whatever path
 	// book.toml's site-url has: 404.html must refer to "/".
 	opt.Build.ServedAtRoot = true
+	if opt.Build.Expands == nil {
+		// Expand only the chapters whose text or included files changed.
+		opt.Build.Expands = &expand.Cache{}
+	}
 	if opt.Build.Renders == nil {
 		// Rebuild only what changed: unchanged chapters are not rendered
 		// again (verification has its own cache on disk).

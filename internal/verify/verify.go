@@ -217,12 +217,17 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					continue
 				}
 				start := time.Now()
-				if err := checkFragment(d, blk); err != nil {
+				err, cached := checkFragmentCached(d, blk)
+				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
-				rep.Checks = append(rep.Checks, Check{Kind: "parse", Subject: at(d, blk.Line), Elapsed: time.Since(start)})
-				rep.Ran++
+				rep.Checks = append(rep.Checks, Check{Kind: "parse", Subject: at(d, blk.Line), Cached: cached, Elapsed: time.Since(start)})
+				if cached {
+					rep.Cached++
+				} else {
+					rep.Ran++
+				}
 			}
 		}
 	}
