@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ownership-book/ownership/internal/build"
+	"github.com/ownership-book/ownership/internal/expand"
 	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/internal/site"
 )
@@ -19,7 +20,7 @@ import (
 //	go test ./tests -run '^$' -bench ProseRebuildLarge
 func BenchmarkProseRebuildLarge(b *testing.B) {
 	root, chapter := genBook(b, 1000)
-	opt := build.Options{Root: root, Out: filepath.Join(b.TempDir(), "site"), Renders: &render.Cache{}, Incremental: &site.Incremental{}}
+	opt := build.Options{Root: root, Out: filepath.Join(b.TempDir(), "site"), Expands: &expand.Cache{}, Renders: &render.Cache{}, Incremental: &site.Incremental{}}
 	opt.Verify.CacheDir = b.TempDir()
 	if _, err := build.Build(context.Background(), opt); err != nil {
 		b.Fatal(err)
