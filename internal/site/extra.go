@@ -215,13 +215,19 @@ func printURL(v, prefix, sitePath string, chapters map[string]string) string {
 
 // printPage renders print.html: every chapter in reading order, each in a
 // <section> whose id is printID of its path.
-func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets) ([]byte, error) {
+func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets, pc *printCache) ([]byte, error) {
 	chapters := printIDs(b.Chapters)
+	sections := pc.sections(b, pages, chapters)
+	size := 0
+	for _, s := range sections {
+		size += len(s) + 128
+	}
 	var body bytes.Buffer
+	body.Grow(size)
 	for i, ch := range b.Chapters {
 		fmt.Fprintf(&body, "<section class=\"print-chapter\" id=\"%s\" aria-label=\"%s\">\n",
 			template.HTMLEscapeString(chapters[htmlPath(ch.Path)]), template.HTMLEscapeString(pages[i].Title))
-		body.Write(printChapter(ch, pages[i].HTML, chapters))
+		body.Write(sections[i])
 		body.WriteString("</section>\n")
 	}
 	d := common(b, "", a)

@@ -34,6 +34,11 @@ type Incremental struct {
 	out   string                       // the output folder the state describes, "" before a build
 	sums  map[string][sha256.Size]byte // every file of the site and the hash of its content
 	pages map[string]pageInputs        // what each chapter page was made from
+
+	// Caches of what a rebuild would otherwise make from every chapter
+	// (cache.go); they do not depend on the output folder.
+	sidebar sidebarCache
+	print   printCache
 }
 
 // pageInputs identifies what a chapter page is made from: the rendered

@@ -115,7 +115,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 		}
 		st = s
 	}
-	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil); err != nil {
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental); err != nil {
 		st.abort()
 		return nil, err
 	}
@@ -154,24 +154,14 @@ type siteFiles interface {
 }
 
 // sharedInputs hashes what every chapter page is made from besides its own
-// chapter: the template, the assets' names, the sidebar's way and every
-// entry of the table of contents, the book's configuration.
-func sharedInputs(b *book.Book, tmplText []byte, a assets, sb *sidebars, servedAtRoot bool) [sha256.Size]byte {
+// chapter: the template, the assets' names, the sidebar's way, the book's
+// outline (outlineSum: every entry of the table of contents, the book's
+// title and configuration).
+func sharedInputs(tmplText []byte, a assets, sb *sidebars, servedAtRoot bool, outline [sha256.Size]byte) [sha256.Size]byte {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00%+v\x00%v\x00%+v\x00", len(tmplText), tmplText, a, servedAtRoot, b.Config)
+	fmt.Fprintf(h, "%d\x00%s\x00%+v\x00%v\x00%x\x00", len(tmplText), tmplText, a, servedAtRoot, outline)
 	if sb != nil {
 		fmt.Fprintf(h, "sidebar %s %s\x00", sb.script, sb.contents)
-	}
-	var walk func([]*book.Item)
-	walk = func(items []*book.Item) {
-		for _, it := range items {
-			fmt.Fprintf(h, "%d\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.Path, it.Number, it.Draft, len(it.Children))
-			walk(it.Children)
-		}
-	}
-	walk(b.Items)
-	for _, ch := range b.Chapters {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", ch.Path, ch.Title, ch.File())
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
@@ -252,7 +242,13 @@ type files map[string][]byte
 type assets struct{ css, js, themeJS, search, searchLib string }
 
 // generate writes every file of the site into out.
-func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool) error {
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool, inc *Incremental) error {
+	stableNames := inc != nil
+	var sbCache *sidebarCache
+	var pc *printCache
+	if inc != nil {
+		sbCache, pc = &inc.sidebar, &inc.print
+	}
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
 		return themeError(err)
@@ -318,11 +314,12 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		return err
 	}
 
+	outline := outlineSum(b)
 	var sb *sidebars
 	if strings.Contains(string(tmplText), ".Sidebar") {
 		sb = newSidebars(tmpl, b.Items)
 		if len(sb.chaps) > InlineSidebarMax {
-			if err := shareSidebar(out, sb, tmpl, b, a); err != nil {
+			if err := shareSidebar(out, sb, tmpl, tmplText, b, a, outline, sbCache); err != nil {
 				return err
 			}
 		}
@@ -333,7 +330,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 				Msg: fmt.Sprintf("chapter book/%s would be written to %s, which another file of the site has (a file of book/ or theme/static/)", ch.Path, htmlPath(ch.Path))}
 		}
 	}
-	shared := sharedInputs(b, tmplText, a, sb, servedAtRoot)
+	shared := sharedInputs(tmplText, a, sb, servedAtRoot, outline)
 	if err := parallel(len(b.Chapters), func(i int) error {
 		name := htmlPath(b.Chapters[i].Path)
 		if out.unchanged(name, pageInputs{page: pages[i], index: i, shared: shared}) {
@@ -366,7 +363,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 			return err
 		}
 	}
-	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a) }); err != nil {
+	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a, pc) }); err != nil {
 		return err
 	}
 	if b.Config.SiteURL != "" {
@@ -662,12 +659,9 @@ func parallel(n int, f func(i int) error) error {
 // shareSidebar writes the shared sidebar script of a large book and its
 // table of contents page (see InlineSidebarMax), and makes sb hand pages
 // the script instead of the whole sidebar. A theme whose sidebar cannot be
-// rendered once keeps it on every page.
-func shareSidebar(out siteFiles, sb *sidebars, tmpl *template.Template, b *book.Book, a assets) error {
-	js, ok, err := sb.sharedScript()
-	if err != nil || !ok {
-		return err
-	}
+// rendered once keeps it on every page. cache, when not nil, holds the
+// script and page of an earlier build (see sidebarCache).
+func shareSidebar(out siteFiles, sb *sidebars, tmpl *template.Template, tmplText []byte, b *book.Book, a assets, outline [sha256.Size]byte, cache *sidebarCache) error {
 	taken := map[string]bool{}
 	for _, ch := range b.Chapters {
 		taken[htmlPath(ch.Path)] = true
@@ -676,13 +670,23 @@ func shareSidebar(out siteFiles, sb *sidebars, tmpl *template.Template, b *book.
 	for i := 2; taken[contents] || out.has(contents); i++ {
 		contents = fmt.Sprintf("toc-%d.html", i)
 	}
-	script := "assets/" + hashedName("toc", ".js", js)
-	if err := out.add(script, js); err != nil {
-		return err
+	key := sidebarKey(tmplText, a, outline, contents)
+	script, js, _, page, ok := cache.get(key)
+	if !ok {
+		var err error
+		js, ok, err = sb.sharedScript()
+		if err != nil || !ok {
+			return err
+		}
+		script = "assets/" + hashedName("toc", ".js", js)
+		sb.script, sb.contents = script, contents
+		if page, err = sb.contentsPage(tmpl, b, a, contents); err != nil {
+			return err
+		}
+		cache.put(key, script, js, contents, page)
 	}
 	sb.script, sb.contents = script, contents
-	page, err := sb.contentsPage(tmpl, b, a, contents)
-	if err != nil {
+	if err := out.add(script, js); err != nil {
 		return err
 	}
 	return out.add(contents, page)
