@@ -130,3 +130,35 @@ func (c *printCache) sections(b *book.Book, pages []*render.Page, ids map[string
 	c.chapters, c.entries = sum, next
 	return out
 }
+
+// idCache remembers the ids of each page (pageIDs) that CheckLinks checks
+// links against, by the rendered page (a render.Cache hands out the same
+// *Page while the chapter is unchanged, and a Page is not modified once
+// rendered). Only the pages of the last build are kept.
+type idCache struct {
+	mu      sync.Mutex
+	entries map[*render.Page]map[string]bool
+}
+
+// sets returns pageIDs of every page, from c where it can.
+func (c *idCache) sets(pages []*render.Page) []map[string]bool {
+	out := make([]map[string]bool, len(pages))
+	if c == nil {
+		for i, pg := range pages {
+			out[i] = pageIDs(pg)
+		}
+		return out
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := make(map[*render.Page]map[string]bool, len(pages))
+	for i, pg := range pages {
+		set, ok := c.entries[pg]
+		if !ok {
+			set = pageIDs(pg)
+		}
+		out[i], next[pg] = set, set
+	}
+	c.entries = next
+	return out
+}

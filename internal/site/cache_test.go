@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ownership-book/ownership/internal/render"
 )
 
 // TestIncrementalCachesSeeEdits rebuilds a book large enough to share its
@@ -87,5 +89,43 @@ func TestIncrementalCachesSeeEdits(t *testing.T) {
 	build("a new SUMMARY.md title")
 	if !strings.Contains(read(t, filepath.Join(out, htmlPath(b.Chapters[9].Path))), "Another title") {
 		t.Error("an unchanged chapter's page does not show the new book title")
+	}
+}
+
+// TestIncrementalLinkCheckSeesEdits checks links through one Incremental
+// (whose idCache keeps every page's ids): a link to an anchor builds while
+// the target page has it, fails once an edit removes it, and builds again
+// when it is back.
+func TestIncrementalLinkCheckSeesEdits(t *testing.T) {
+	b, pages := bigBook(t, 20)
+	out := filepath.Join(t.TempDir(), "site")
+	inc := &Incremental{}
+	target := b.Chapters[4].Path
+	with := *pages[4]
+	with.HTML = []byte(`<h1 id="t">T</h1><p><span id="extra">x</span></p>`)
+	without := with
+	without.HTML = []byte(`<h1 id="t">T</h1><p>x</p>`)
+	linking := *pages[3]
+	linking.Links = []render.Link{{Target: target, Fragment: "extra", File: "book/x.md", Line: 7}}
+	pages[3] = &linking
+	write := func() error {
+		res, err := Write(b, pages, out, Options{Incremental: inc})
+		if err == nil && res.Finish != nil {
+			err = res.Finish()
+		}
+		return err
+	}
+	pages[4] = &with
+	if err := write(); err != nil {
+		t.Fatalf("with the anchor: %v", err)
+	}
+	pages[4] = &without
+	if err := write(); err == nil || !strings.Contains(err.Error(), `book/x.md:7: link to book/`+target+`#extra: the page has no element with id "extra"`) {
+		t.Fatalf("without the anchor: %v", err)
+	}
+	restored := with
+	pages[4] = &restored
+	if err := write(); err != nil {
+		t.Fatalf("with the anchor again: %v", err)
 	}
 }

@@ -39,6 +39,7 @@ type Incremental struct {
 	// (cache.go); they do not depend on the output folder.
 	sidebar sidebarCache
 	print   printCache
+	ids     idCache
 }
 
 // pageInputs identifies what a chapter page is made from: the rendered

@@ -85,7 +85,11 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 	if err := CheckBook(b); err != nil {
 		return nil, err
 	}
-	if err := CheckLinks(b, pages); err != nil {
+	var ids *idCache
+	if opt.Incremental != nil {
+		ids = &opt.Incremental.ids
+	}
+	if err := checkLinks(b, pages, ids); err != nil {
 		return nil, err
 	}
 	out, err := filepath.Abs(out)
