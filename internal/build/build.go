@@ -69,9 +69,9 @@ type Result struct {
 	Rendered, Reused int
 	Elapsed          time.Duration
 	// Finish, when not nil, writes what an incremental build left for
-	// after its pages (site.Result.Finish): call it once, before the next
-	// build.
-	Finish func() error
+	// after its pages (site.Result.Finish): call it before the next
+	// build (see there for ctx).
+	Finish func(ctx context.Context) error
 	// Warnings are the problems of the rendered chapters that do not
 	// stop the build (render.Page.Warnings: raw HTML the site's
 	// Content-Security-Policy blocks), in reading order.

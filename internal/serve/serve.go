@@ -179,6 +179,8 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	<-loopDone
+	// Leave print.html and the search index complete on disk.
+	s.resumeFinish(true)
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -194,6 +196,7 @@ type server struct {
 	out          string
 	nonce        int64
 	progressLine *build.ProgressLine
+	finishing    *finishRun // the last good build's Finish (see finishRun)
 
 	mu       sync.Mutex
 	headers  []headerRule // netlify.toml's [[headers]], read at each build
@@ -258,6 +261,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	s.mu.Lock()
 	s.headers = rules
 	s.mu.Unlock()
+	s.stopFinish()
 	res, err := s.opt.BuildFunc(ctx, s.opt.Build)
 	s.progressLine.Clear()
 	s.mu.Lock()
@@ -278,6 +282,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.lastErr = msg
 		s.mu.Unlock()
 		s.broadcast(event{"build-error", msg})
+		s.resumeFinish(false)
 		return
 	}
 	build.PrintWarnings(s.opt.Log, res)
@@ -294,11 +299,65 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.broadcast(event{"reload", id})
 	}
 	// The open pages reload first; print.html and the search index,
-	// which show every chapter, follow.
+	// which show every chapter, follow, while the next change is awaited.
 	if res.Finish != nil {
-		if err := res.Finish(); err != nil {
-			fmt.Fprintf(s.opt.Log, "bookgen: build %d: writing print.html and the search index failed: %v\n", n, err)
+		s.startFinish(n, res.Finish)
+	}
+}
+
+// finishRun is the writing of what a good build left for after its reload
+// (build.Result.Finish: print.html and the search index). It runs beside
+// the wait for the next change; the next build stops it between files
+// (Finish leaves the files it did not write as they were, and the next
+// build's Finish writes them), so a save that follows at once does not
+// wait for the print page of the one before. Only the loop goroutine (and
+// Run, after the loop has ended) touches it.
+type finishRun struct {
+	n      int // the build's number
+	fn     func(context.Context) error
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // set when done is closed
+}
+
+// startFinish runs fn, build n's Finish, in the background.
+func (s *server) startFinish(n int, fn func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &finishRun{n: n, fn: fn, cancel: cancel, done: make(chan struct{})}
+	s.finishing = f
+	go func() {
+		defer close(f.done)
+		f.err = fn(ctx)
+		if f.err != nil && !errors.Is(f.err, context.Canceled) {
+			fmt.Fprintf(s.opt.Log, "bookgen: build %d: writing print.html and the search index failed: %v\n", n, f.err)
 		}
+	}()
+}
+
+// stopFinish stops the running Finish, if any, and waits for it.
+func (s *server) stopFinish() {
+	if f := s.finishing; f != nil {
+		f.cancel()
+		<-f.done
+	}
+}
+
+// resumeFinish runs again the Finish of the last good build when it was
+// stopped before it had written everything (the build that stopped it
+// failed, so no later Finish will): print.html and the search index then
+// match the site still served.
+func (s *server) resumeFinish(wait bool) {
+	f := s.finishing
+	if f == nil {
+		return
+	}
+	<-f.done
+	if !errors.Is(f.err, context.Canceled) {
+		return
+	}
+	s.startFinish(f.n, f.fn)
+	if wait {
+		<-s.finishing.done
 	}
 }
 

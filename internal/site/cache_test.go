@@ -1,6 +1,7 @@
 package site
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +31,7 @@ func TestIncrementalCachesSeeEdits(t *testing.T) {
 			t.Fatalf("%s: %v", step, err)
 		}
 		if res.Finish != nil {
-			if err := res.Finish(); err != nil {
+			if err := res.Finish(context.Background()); err != nil {
 				t.Fatalf("%s: Finish: %v", step, err)
 			}
 		}
@@ -111,7 +112,7 @@ func TestIncrementalLinkCheckSeesEdits(t *testing.T) {
 	write := func() error {
 		res, err := Write(b, pages, out, Options{Incremental: inc})
 		if err == nil && res.Finish != nil {
-			err = res.Finish()
+			err = res.Finish(context.Background())
 		}
 		return err
 	}

@@ -49,8 +49,11 @@ type Result struct {
 	// Finish, when not nil, writes the files an incremental build left for
 	// after its pages (print.html and the search index, which show every
 	// chapter; see Incremental), so that the edited page can be reloaded
-	// first. Call it once, before the next build.
-	Finish func() error
+	// first. Call it before the next build; once ctx is done it stops
+	// between files with ctx.Err(), leaving those it did not write as the
+	// previous build had them (the next build's Finish writes them; so
+	// does calling Finish again).
+	Finish func(ctx context.Context) error
 }
 
 // Options tune Write.
