@@ -162,3 +162,42 @@ func (c *idCache) sets(pages []*render.Page) []map[string]bool {
 	c.entries = next
 	return out
 }
+
+// pageMemo remembers one generated page that shows the book's outline but
+// no chapter (404.html), keyed by a hash of what it is made from.
+type pageMemo struct {
+	mu    sync.Mutex
+	key   [sha256.Size]byte
+	valid bool
+	data  []byte
+}
+
+// notFoundKey hashes what 404.html is made from: the template, the assets'
+// names, the book's outline (its configuration, the table of contents, the
+// first chapter) and where the site is served.
+func notFoundKey(tmplText []byte, a assets, outline [sha256.Size]byte, servedAtRoot bool) [sha256.Size]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "404\x00%d\x00%s\x00%+v\x00%x\x00%v", len(tmplText), tmplText, a, outline, servedAtRoot)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// page returns the memo's page when its key is key, else make's, which it
+// then keeps. A nil memo always makes the page.
+func (m *pageMemo) page(key [sha256.Size]byte, make func() ([]byte, error)) ([]byte, error) {
+	if m == nil {
+		return make()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.valid && m.key == key {
+		return m.data, nil
+	}
+	data, err := make()
+	if err != nil {
+		return nil, err
+	}
+	m.key, m.valid, m.data = key, true, data
+	return data, nil
+}

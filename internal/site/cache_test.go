@@ -14,6 +14,7 @@ import (
 // TestIncrementalCachesSeeEdits rebuilds a book large enough to share its
 // sidebar (InlineSidebarMax) after each of a series of edits, through one
 // Incremental and its caches (the shared sidebar script and contents page,
+// 404.html,
 // print.html's sections, the pages' shared inputs), and checks after each
 // that the site equals a whole build of the same book: an edit to one
 // chapter (its print.html section), a chapter retitled in SUMMARY.md (the

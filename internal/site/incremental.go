@@ -38,9 +38,10 @@ type Incremental struct {
 
 	// Caches of what a rebuild would otherwise make from every chapter
 	// (cache.go); they do not depend on the output folder.
-	sidebar sidebarCache
-	print   printCache
-	ids     idCache
+	sidebar  sidebarCache
+	print    printCache
+	ids      idCache
+	notFound pageMemo // 404.html
 }
 
 // pageInputs identifies what a chapter page is made from: the rendered

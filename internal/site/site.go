@@ -253,8 +253,9 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	stableNames := inc != nil
 	var sbCache *sidebarCache
 	var pc *printCache
+	var notFoundMemo *pageMemo
 	if inc != nil {
-		sbCache, pc = &inc.sidebar, &inc.print
+		sbCache, pc, notFoundMemo = &inc.sidebar, &inc.print, &inc.notFound
 	}
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
@@ -362,7 +363,9 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		}
 	}
 	if !out.has("404.html") {
-		html, err := notFound(tmpl, b, a, servedAtRoot)
+		html, err := notFoundMemo.page(notFoundKey(tmplText, a, outline, servedAtRoot), func() ([]byte, error) {
+			return notFound(tmpl, b, a, servedAtRoot)
+		})
 		if err != nil {
 			return err
 		}
