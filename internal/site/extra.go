@@ -238,11 +238,10 @@ func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a as
 		printTOC(&d.TOC[i], chapters)
 	}
 	d.Description = b.Config.Description
-	d.Content = template.HTML(body.String())
 	if b.Config.SiteURL != "" {
 		d.Canonical = b.Config.SiteURL + "print.html"
 	}
-	return execute(tmpl, d, "print.html")
+	return executeSpliced(tmpl, d, body.Bytes(), "print.html")
 }
 
 // printTOC points the sidebar of print.html at the sections of the page.
