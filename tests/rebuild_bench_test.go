@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/expand"
 	"github.com/ownership-book/ownership/internal/render"
@@ -20,7 +21,7 @@ import (
 //	go test ./tests -run '^$' -bench ProseRebuildLarge
 func BenchmarkProseRebuildLarge(b *testing.B) {
 	root, chapter := genBook(b, 1000)
-	opt := build.Options{Root: root, Out: filepath.Join(b.TempDir(), "site"), Expands: &expand.Cache{}, Renders: &render.Cache{}, Incremental: &site.Incremental{}}
+	opt := build.Options{Root: root, Out: filepath.Join(b.TempDir(), "site"), Loads: &book.Cache{}, Expands: &expand.Cache{}, Renders: &render.Cache{}, Incremental: &site.Incremental{}}
 	opt.Verify.CacheDir = b.TempDir()
 	if _, err := build.Build(context.Background(), opt); err != nil {
 		b.Fatal(err)

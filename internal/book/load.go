@@ -40,6 +40,10 @@ const DefaultTimeout = "60s"
 //
 // Load never writes anything.
 func Load(root string) (*Book, error) {
+	return load(root, nil)
+}
+
+func load(root string, c *Cache) (*Book, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("book.Load: %w", err)
@@ -85,7 +89,7 @@ func Load(root string) (*Book, error) {
 	walk = func(items []*Item) {
 		for _, it := range items {
 			if it.Kind == KindChapter && !it.Draft {
-				if err := readChapter(b, realRoot, rp, it); err != nil {
+				if err := readChapter(b, realRoot, rp, c, it); err != nil {
 					errs = append(errs, err)
 				} else {
 					b.Chapters = append(b.Chapters, it)
@@ -105,7 +109,7 @@ func Load(root string) (*Book, error) {
 }
 
 // readChapter fills it.Source from the chapter file.
-func readChapter(b *Book, realRoot string, rp *realPaths, it *Item) *diag.Error {
+func readChapter(b *Book, realRoot string, rp *realPaths, c *Cache, it *Item) *diag.Error {
 	file := filepath.Join(b.Dir, filepath.FromSlash(it.Path))
 	fi, err := os.Lstat(file)
 	link := err == nil && fi.Mode()&fs.ModeSymlink != 0
@@ -128,6 +132,11 @@ func readChapter(b *Book, realRoot string, rp *realPaths, it *Item) *diag.Error 
 	if !within(realRoot, real) {
 		return diag.Errorf(SummaryFile, it.Line, "chapter file %s resolves to %s, outside the repository", it.File(), real)
 	}
+	if src, ok := c.get(file, fi); ok {
+		it.Source = src
+		return nil
+	}
+	read := time.Now()
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return diag.Errorf(it.File(), 0, "%v", err)
@@ -138,6 +147,7 @@ func readChapter(b *Book, realRoot string, rp *realPaths, it *Item) *diag.Error 
 	// A byte order mark would make the first line "\ufeff# Title",
 	// which Markdown reads as a paragraph, not a heading.
 	it.Source = bytes.TrimPrefix(src, utf8BOM)
+	c.put(file, fi, it.Source, read)
 	return nil
 }
 

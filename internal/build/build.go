@@ -39,6 +39,10 @@ type Options struct {
 	// (site.CheckExternal) and fails the build on a broken one. Off by
 	// default: a build should not depend on other sites.
 	CheckExternal bool
+	// Loads, when set, keeps the chapter files read between builds
+	// (bookgen serve): a chapter file whose status did not change is not
+	// read again (see book.Cache).
+	Loads *book.Cache
 	// Expands, when set, keeps expanded chapters between builds (bookgen
 	// serve): a chapter whose text and included files did not change is
 	// not expanded again (see expand.Cache).
@@ -234,7 +238,7 @@ func figureCache(opt Options, root string) *render.FigureCache {
 
 // check runs the first three stages.
 func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify.Report, error) {
-	b, err := book.Load(opt.Root)
+	b, err := opt.Loads.Load(opt.Root)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -253,7 +257,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 	}
 	if opt.Verify.Bless {
 		// Blessing may have rewritten chapters: render what is now on disk.
-		if b, err = book.Load(opt.Root); err != nil {
+		if b, err = opt.Loads.Load(opt.Root); err != nil {
 			return nil, nil, rep, err
 		}
 		if docs, err = opt.Expands.AllContext(ctx, b); err != nil {

@@ -45,6 +45,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
@@ -106,6 +107,10 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	// The site is served at the root of ln's address, whatever path
 	// book.toml's site-url has: 404.html must refer to "/".
 	opt.Build.ServedAtRoot = true
+	if opt.Build.Loads == nil {
+		// Read only the chapter files that changed.
+		opt.Build.Loads = &book.Cache{}
+	}
 	if opt.Build.Expands == nil {
 		// Expand only the chapters whose text or included files changed.
 		opt.Build.Expands = &expand.Cache{}
