@@ -12,6 +12,7 @@ import (
 	"github.com/ownership-book/ownership/internal/expand"
 	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/internal/site"
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // BenchmarkProseRebuildLarge is BenchmarkProseRebuild on a generated book
@@ -23,6 +24,7 @@ func BenchmarkProseRebuildLarge(b *testing.B) {
 	root, chapter := genBook(b, 1000)
 	opt := build.Options{Root: root, Out: filepath.Join(b.TempDir(), "site"), Loads: &book.Cache{}, Expands: &expand.Cache{}, Renders: &render.Cache{}, Incremental: &site.Incremental{}}
 	opt.Verify.CacheDir = b.TempDir()
+	opt.Verify.Fragments = &verify.FragmentCache{}
 	if _, err := build.Build(context.Background(), opt); err != nil {
 		b.Fatal(err)
 	}

@@ -107,6 +107,10 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	// The site is served at the root of ln's address, whatever path
 	// book.toml's site-url has: 404.html must refer to "/".
 	opt.Build.ServedAtRoot = true
+	if opt.Build.Verify.Fragments == nil {
+		// Parse only the Go fragments that changed.
+		opt.Build.Verify.Fragments = &verify.FragmentCache{}
+	}
 	if opt.Build.Loads == nil {
 		// Read only the chapter files that changed.
 		opt.Build.Loads = &book.Cache{}

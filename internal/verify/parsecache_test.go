@@ -9,15 +9,13 @@ import (
 	"github.com/ownership-book/ownership/internal/expand"
 )
 
-// TestParsedFragmentsSeesEdits verifies a chapter's Go fragments three
-// times: the second verification takes both from parsedFragments (counted
+// TestFragmentCacheSeesEdits verifies a chapter's Go fragments three
+// times: the second verification takes both from the FragmentCache (counted
 // as cached, not run), and after an edit the changed fragment is parsed
 // again: a fragment that no longer parses fails at its line, although its
 // old text had parsed.
-func TestParsedFragmentsSeesEdits(t *testing.T) {
-	parsedFragments.Lock()
-	clear(parsedFragments.texts)
-	parsedFragments.Unlock()
+func TestFragmentCacheSeesEdits(t *testing.T) {
+	fragments := &FragmentCache{}
 	root := t.TempDir()
 	writeFile(t, root, "go.mod", "module example.com/p\n\ngo 1.26\n")
 	writeFile(t, root, "book/SUMMARY.md", "# Summary\n\n[Ch](ch.md)\n")
@@ -33,7 +31,7 @@ func TestParsedFragmentsSeesEdits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Verify(context.Background(), b, docs, Options{CacheDir: t.TempDir()})
+		return Verify(context.Background(), b, docs, Options{CacheDir: t.TempDir(), Fragments: fragments})
 	}
 	parses := func(r *Report) (ran, cached []string) {
 		for _, c := range r.Checks {

@@ -93,6 +93,10 @@ type Options struct {
 	// run now. bookgen prints it on the terminal and serve's "building"
 	// page shows it.
 	Progress func(Progress)
+	// Fragments, when set, remembers the Go fragments that parsed, so
+	// that the next verification (bookgen serve) does not parse them
+	// again (see FragmentCache).
+	Fragments *FragmentCache
 
 	// exec runs processes; nil means execProcess. Tests count calls.
 	exec execFunc
@@ -217,7 +221,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					continue
 				}
 				start := time.Now()
-				err, cached := checkFragmentCached(d, blk)
+				err, cached := opt.Fragments.check(d, blk)
 				if err != nil {
 					errs = append(errs, err)
 					continue
