@@ -16,6 +16,7 @@ require (
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/net v0.47.0
 	golang.org/x/sys v0.38.0
+	golang.org/x/tools v0.37.0
 	pgregory.net/rapid v1.3.0
 )
 
@@ -40,5 +41,4 @@ require (
 	go.etcd.io/bbolt v1.3.5 // indirect
 	golang.org/x/mod v0.28.0 // indirect
 	golang.org/x/sync v0.17.0 // indirect
-	golang.org/x/tools v0.37.0 // indirect
 )

@@ -68,8 +68,9 @@ type Result struct {
 	// after its pages (site.Result.Finish): call it once, before the next
 	// build.
 	Finish func() error
-	// Warnings are the problems of the rendered chapters that do not
-	// stop the build (render.Page.Warnings: raw HTML the site's
+	// Warnings are the problems that do not stop the build: book.toml's
+	// keys bookgen does not read (book.Config.Warnings), then the rendered
+	// chapters' (render.Page.Warnings: raw HTML the site's
 	// Content-Security-Policy blocks), in reading order.
 	Warnings []*diag.Error
 }
@@ -151,6 +152,9 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	}
 	b, docs, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
+	if b != nil {
+		res.Warnings = append(res.Warnings, b.Config.Warnings...)
+	}
 	if err != nil {
 		return res, err
 	}
