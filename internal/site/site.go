@@ -366,6 +366,9 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 			return err
 		}
 	}
+	if err := writeRedirects(out, b); err != nil {
+		return err
+	}
 	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a) }); err != nil {
 		return err
 	}
@@ -396,8 +399,9 @@ func hashedName(base, ext string, data []byte) string {
 	return base + "." + hex.EncodeToString(sum[:4]) + ext
 }
 
-// htmlPath maps "a/b.md" to "a/b.html".
-func htmlPath(p string) string { return strings.TrimSuffix(p, ".md") + ".html" }
+// htmlPath is book.HTMLPath: "a/b.md" is "a/b.html", "a/README.md" is
+// "a/index.html".
+func htmlPath(p string) string { return book.HTMLPath(p) }
 
 // relRoot returns the relative path from the page at sitePath to the site
 // root: "" for "x.html", "../" for "a/x.html".
@@ -483,6 +487,9 @@ func generatedNames(b *book.Book) map[string]string {
 		"print.html": "the whole book on one page",
 		Marker:       "the marker of a bookgen output folder",
 	}
+	for _, r := range b.Config.Redirects {
+		g[r.From] = fmt.Sprintf("a redirect of book.toml's [output.html.redirect], line %d", r.Line)
+	}
 	if b.Config.SiteURL != "" {
 		g["sitemap.xml"] = "the sitemap (book.toml sets site-url)"
 		g["robots.txt"] = "the robots.txt naming the sitemap (book.toml sets site-url)"
@@ -506,7 +513,10 @@ func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) err
 	if b.Dir == "" {
 		return nil
 	}
-	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}}
+	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}, chapters: map[string]bool{}}
+	for _, ch := range b.Chapters {
+		c.chapters[ch.Path] = true
+	}
 	if b.Root != "" {
 		r, err := filepath.EvalSymlinks(b.Root)
 		if err != nil {
@@ -530,6 +540,7 @@ func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) err
 // repository.
 type bookCopier struct {
 	out       siteFiles
+	chapters  map[string]bool // chapter files (book-relative), rendered rather than copied
 	generated map[string]string
 	realRoot  string
 	realBook  string          // real path of book/
@@ -592,7 +603,7 @@ func (c *bookCopier) walk(dir, rel string) error {
 			}
 			continue
 		}
-		if strings.HasSuffix(name, ".md") || r == "book.toml" {
+		if strings.HasSuffix(name, ".md") || r == "book.toml" || c.chapters[r] {
 			continue
 		}
 		if what, ok := c.generated[r]; ok {
