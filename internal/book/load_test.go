@@ -197,30 +197,30 @@ func TestLoadRefusesSymlinkOutsideRepo(t *testing.T) {
 // returns ("book/book.toml:LINE: " and a substring of the message).
 func TestConfigSpec(t *testing.T) {
 	for _, c := range specCases(t, "testdata/config") {
-		t.Run(c.name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(c.file(t, "book.toml")))
-			if want, ok := c.files["error"]; ok {
+		t.Run(c.Name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(c.File(t, "book.toml")))
+			if want, ok := c.Files["error"]; ok {
 				var de *diag.Error
 				if !errors.As(err, &de) {
-					t.Fatalf("%s\nerr = %v, want %s", c.comment, err, want)
+					t.Fatalf("%s\nerr = %v, want %s", c.Comment, err, want)
 				}
 				if w := strings.TrimRight(want, "\n"); !strings.HasPrefix(de.Error(), w) {
-					t.Errorf("%s\nerr = %s\nwant %s", c.comment, de.Error(), w)
+					t.Errorf("%s\nerr = %s\nwant %s", c.Comment, de.Error(), w)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("%s\nParseConfig: %v", c.comment, err)
+				t.Fatalf("%s\nParseConfig: %v", c.Comment, err)
 			}
 			got := strings.Split(strings.TrimRight(configOutline(cfg), "\n"), "\n")
-			want := strings.Split(strings.TrimRight(c.file(t, "want"), "\n"), "\n")
+			want := strings.Split(strings.TrimRight(c.File(t, "want"), "\n"), "\n")
 			if len(got) != len(want) {
-				t.Fatalf("%s\ngot:\n%s\nwant:\n%s", c.comment, strings.Join(got, "\n"), strings.Join(want, "\n"))
+				t.Fatalf("%s\ngot:\n%s\nwant:\n%s", c.Comment, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 			for i := range got {
 				// A warning line matches when it starts with the expected text.
 				if got[i] != want[i] && !(strings.HasPrefix(want[i], "warning ") && strings.HasPrefix(got[i], want[i])) {
-					t.Errorf("%s\nline %d = %q, want %q", c.comment, i+1, got[i], want[i])
+					t.Errorf("%s\nline %d = %q, want %q", c.Comment, i+1, got[i], want[i])
 				}
 			}
 		})

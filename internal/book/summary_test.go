@@ -56,29 +56,29 @@ func sectionName(s Section) string {
 // CommonMark spec's examples.
 func TestSummarySpec(t *testing.T) {
 	for _, c := range specCases(t, "testdata/summary") {
-		t.Run(c.name, func(t *testing.T) {
-			src := c.file(t, "SUMMARY.md")
+		t.Run(c.Name, func(t *testing.T) {
+			src := c.File(t, "SUMMARY.md")
 			title, items, err := ParseSummary([]byte(src))
-			if want, ok := c.files["error"]; ok {
+			if want, ok := c.Files["error"]; ok {
 				var de *diag.Error
 				if !errors.As(err, &de) {
-					t.Fatalf("%s\nerr = %v, want *diag.Error %s", c.comment, err, want)
+					t.Fatalf("%s\nerr = %v, want *diag.Error %s", c.Comment, err, want)
 				}
 				loc := fmt.Sprintf("%s:%d: ", de.File, de.Line)
 				if w := strings.TrimSpace(want); !strings.HasPrefix(w, loc) || !strings.Contains(de.Msg, strings.TrimPrefix(w, loc)) {
-					t.Errorf("%s\nerr = %s%s\nwant %s", c.comment, loc, de.Msg, w)
+					t.Errorf("%s\nerr = %s%s\nwant %s", c.Comment, loc, de.Msg, w)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("%s\nParseSummary: %v", c.comment, err)
+				t.Fatalf("%s\nParseSummary: %v", c.Comment, err)
 			}
 			got := outline(items)
 			if title != "" {
 				got = "title: " + title + "\n" + got
 			}
-			if want := c.file(t, "outline"); got != want {
-				t.Errorf("%s\noutline:\n%s\nwant:\n%s", c.comment, got, want)
+			if want := c.File(t, "outline"); got != want {
+				t.Errorf("%s\noutline:\n%s\nwant:\n%s", c.Comment, got, want)
 			}
 		})
 	}

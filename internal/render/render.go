@@ -108,6 +108,7 @@ type Renderer struct {
 	book     *book.Book
 	md       goldmark.Markdown
 	chapters map[string]bool   // book-relative paths of non-draft chapters
+	pages    map[string]string // site path of each chapter's page (book.HTMLPath) to its path
 	probes   map[string]string // what the current render learnt from the file system
 	claims   claimIndex        // see SetClaims
 	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
@@ -117,10 +118,11 @@ type Renderer struct {
 // b.Root; links to repository files outside book/ point to
 // b.Config.Repository + "/blob/main/<path>" when a repository is configured.
 func New(b *book.Book) *Renderer {
-	r := &Renderer{book: b, chapters: map[string]bool{}}
+	r := &Renderer{book: b, chapters: map[string]bool{}, pages: map[string]string{}}
 	for _, ch := range b.Chapters {
 		if ch.Path != "" {
 			r.chapters[ch.Path] = true
+			r.pages[book.HTMLPath(ch.Path)] = ch.Path
 		}
 	}
 	r.bookKey = bookHash(b, r.chapters)
@@ -135,12 +137,13 @@ func New(b *book.Book) *Renderer {
 			extension.Strikethrough,
 			extension.TaskList,
 			extension.Footnote,
-			extension.DefinitionList,
 			extension.Typographer,
+			// Definition lists, heading attributes and admonitions as
+			// mdBook reads them (mdbook.go).
+			mdBookMarkdown{},
 		),
 		goldmark.WithParserOptions(
 			parser.WithAutoHeadingID(),
-			parser.WithAttribute(),
 		),
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
@@ -297,11 +300,24 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q leaves the repository", dest)}
 	}
 	if bookPath, ok := strings.CutPrefix(repoPath, "book/"); ok {
-		if strings.HasSuffix(bookPath, ".md") {
+		if ch, ok := r.pages[bookPath]; ok && !r.chapters[bookPath] {
+			// A link to a chapter's page ("chapter_1.html#x"), as
+			// mdBook authors may write: checked like one to its file.
+			return dest, &Link{Target: ch, Fragment: u.Fragment}, nil
+		}
+		if strings.HasSuffix(bookPath, ".md") || r.chapters[bookPath] {
 			if !r.chapters[bookPath] {
 				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names book/%s, which is not a chapter in SUMMARY.md", dest, bookPath)}
 			}
-			out := strings.TrimSuffix(u.EscapedPath(), ".md") + ".html"
+			// The chapter's page, where book.HTMLPath puts it:
+			// "a/b.md" is "a/b.html", "a/README.md" is "a/index.html".
+			ep := u.EscapedPath()
+			i := strings.LastIndexByte(ep, '/')
+			base, err := url.PathUnescape(ep[i+1:])
+			if err != nil {
+				base = ep[i+1:]
+			}
+			out := ep[:i+1] + (&url.URL{Path: book.HTMLPath(base)}).EscapedPath()
 			if u.RawQuery != "" {
 				out += "?" + u.RawQuery
 			}
@@ -317,7 +333,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 			}
 			// A folder is a page only through its index: a chapter
 			// index.md (written as index.html) or a copied index.html.
-			if fi.IsDir() && !r.chapters[path.Join(bookPath, "index.md")] {
+			if _, index := r.pages[path.Join(bookPath, "index.html")]; fi.IsDir() && !index {
 				if _, err := r.stat(path.Join(repoPath, "index.html")); err != nil {
 					return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names the folder %s, which has no page on the site (no index.md chapter or index.html in it)", dest, repoPath)}
 				}
@@ -477,7 +493,10 @@ func (l lineIndex) line(off int) int {
 	return sort.Search(len(l), func(i int) bool { return l[i] > off })
 }
 
-func headingID(n *ast.Heading) string {
+func headingID(n *ast.Heading) string { return nodeID(n) }
+
+// nodeID returns n's id attribute, "" when it has none.
+func nodeID(n ast.Node) string {
 	if v, ok := n.AttributeString("id"); ok {
 		switch v := v.(type) {
 		case []byte:
@@ -499,7 +518,9 @@ func plainText(n ast.Node, src []byte) string {
 		}
 		switch c := c.(type) {
 		case *ast.Text:
-			b.Write(c.Segment.Value(src))
+			// What the reader sees: "\<title\>" is "<title>",
+			// "&amp;" is "&".
+			b.Write(book.PlainSegment(c.Segment.Value(src)))
 			if c.SoftLineBreak() || c.HardLineBreak() {
 				b.WriteByte(' ')
 			}
@@ -534,6 +555,11 @@ func blockText(n ast.Node, src []byte) string {
 			parts = append(parts, b.String())
 			return ast.WalkSkipChildren, nil
 		case *ast.HTMLBlock:
+			// Its text is the page's text too; a script's or a
+			// style sheet's is not.
+			if t := htmlBlockText(c, src); t != "" {
+				parts = append(parts, t)
+			}
 			return ast.WalkSkipChildren, nil
 		}
 		if c.Type() == ast.TypeBlock && c.FirstChild() != nil && c.FirstChild().Type() == ast.TypeInline {
