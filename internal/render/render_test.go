@@ -477,4 +477,3 @@ func TestUnicodeFragmentsDecoded(t *testing.T) {
 		}
 	}
 }
-
