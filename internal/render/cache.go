@@ -80,7 +80,7 @@ func (c *Cache) put(key string, pg *Page, probes map[string]string) {
 // cacheKey hashes what the page of d is made from.
 func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "render v3\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
+	fmt.Fprintf(h, "render v4\x00%s\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, d.Title, len(d.Markdown))
 	h.Write(d.Markdown)
 	// The origin of every line: the file where it changes, the line
 	// number of each (binary, no formatting: a large book hashes tens of

@@ -268,6 +268,9 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	if pg.Title == "" {
 		pg.Title = d.Chapter.Title
 	}
+	if d.Title != "" {
+		pg.Title = d.Title // mdBook's {{#title}}
+	}
 	pg.Sections, pg.Summary = sections(doc, src, pg.Title)
 
 	var buf bytes.Buffer
