@@ -42,6 +42,10 @@ type Config struct {
 	// to (relative to the old page, site-absolute or absolute, with an
 	// optional #fragment). Sorted by Redirect.From.
 	Redirects []Redirect
+	// HideLines is [output.html.code.hidelines]: a language ("python") to
+	// the prefix that hides a line of its code blocks ("~"), mdBook's
+	// format/mdbook.md "Hiding code lines". Rust's "# " needs no entry.
+	HideLines map[string]string
 	// Warnings are the problems of book.toml that do not stop the build:
 	// keys bookgen does not read (an mdBook book.toml has many), at
 	// ConfigFile and the key's line.

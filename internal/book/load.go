@@ -186,6 +186,9 @@ type tomlFile struct {
 			GitRepository   string            `toml:"git-repository-url"`
 			EditURLTemplate string            `toml:"edit-url-template"`
 			Redirect        map[string]string `toml:"redirect"`
+			Code            struct {
+				HideLines map[string]string `toml:"hidelines"`
+			} `toml:"code"`
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
@@ -194,7 +197,7 @@ type tomlFile struct {
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language; [output.html] site-url, git-repository-url, edit-url-template, redirect; [bookgen] timeout"
+const knownKeys = "[book] title, authors, description, language; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines; [bookgen] timeout"
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -224,7 +227,11 @@ func ParseConfig(src []byte) (*Config, error) {
 		for i := range strict.Errors {
 			e := &strict.Errors[i]
 			row, _ := e.Position()
-			warnings = append(warnings, diag.Errorf(ConfigFile, row, "key %s is not used by bookgen (it reads %s)", strings.Join(e.Key(), "."), knownKeys))
+			w := diag.Errorf(ConfigFile, row, "key %s is not used by bookgen", strings.Join(e.Key(), "."))
+			if len(warnings) == 0 {
+				w.Detail = "bookgen reads " + knownKeys
+			}
+			warnings = append(warnings, w)
 		}
 		f = tomlFile{}
 		err = toml.NewDecoder(bytes.NewReader(src)).Decode(&f)
@@ -252,6 +259,7 @@ func ParseConfig(src []byte) (*Config, error) {
 		EditURLTemplate: f.Output.HTML.EditURLTemplate,
 		Timeout:         f.Bookgen.Timeout,
 		SitePath:        "/",
+		HideLines:       f.Output.HTML.Code.HideLines,
 		Warnings:        warnings,
 	}
 	if s := strings.TrimSuffix(f.Book.Src, "/"); s != "" && s != "." {

@@ -239,11 +239,14 @@ func configOutline(c *Config) string {
 	if c.SitePath != "/" {
 		fmt.Fprintf(&b, "site-path: %s\n", c.SitePath)
 	}
+	for l, p := range c.HideLines {
+		fmt.Fprintf(&b, "hidelines %s=%s\n", l, p)
+	}
 	for _, r := range c.Redirects {
 		fmt.Fprintf(&b, "redirect %s -> %s @%d\n", r.From, r.To, r.Line)
 	}
 	for _, w := range c.Warnings {
-		fmt.Fprintf(&b, "warning %s\n", w.Error())
+		fmt.Fprintf(&b, "warning %s:%d: %s\n", w.File, w.Line, w.Msg)
 	}
 	return b.String()
 }

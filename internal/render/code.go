@@ -75,6 +75,9 @@ func (nr *nodeRenderer) fenced(w util.BufWriter, src []byte, node ast.Node, ente
 	ci.SrcFile = attrString(n, attrSrcFile)
 	ci.SrcURL = attrString(n, attrSrcURL)
 	ci.Try = attrString(n, attrTry)
+	if p := attrString(n, attrHidePrefix); p != "" && ci.HidePrefix == "" && !ci.HideRust {
+		ci.HidePrefix = p // book.toml's [output.html.code.hidelines]
+	}
 	writeCode(w, hideLines(codeLines(n, src), ci), ci)
 	return ast.WalkSkipChildren, nil
 }
@@ -130,6 +133,9 @@ const (
 	attrSrcFile = "bookgen-src-file"
 	attrSrcURL  = "bookgen-src-url"
 	attrTry     = "bookgen-try"
+	// attrHidePrefix is book.toml's hidelines prefix for the block's
+	// language.
+	attrHidePrefix = "bookgen-hide-prefix"
 )
 
 func attrString(n ast.Node, name string) string {

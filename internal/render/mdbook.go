@@ -8,6 +8,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
@@ -46,9 +47,22 @@ func (mdBookMarkdown) Extend(m goldmark.Markdown) {
 type indentedColon struct{ parser.BlockParser }
 
 func (p indentedColon) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	// The description parser measures the list's content column from
+	// the ":": take off the indentation the list parser added (below).
+	shifts := colonShifts(pc)
+	if l, ok := parent.(*east.DefinitionList); ok {
+		if shift := shifts[l]; shift > 0 {
+			l.Offset -= shift
+			defer func() { l.Offset += shift }()
+		}
+	}
 	ind, off := pc.BlockIndent(), pc.BlockOffset()
 	if ind == 0 || ind >= 4 || off <= 0 {
-		return p.BlockParser.Open(parent, reader, pc)
+		n, st := p.BlockParser.Open(parent, reader, pc)
+		if l, ok := n.(*east.DefinitionList); ok {
+			shifts[l] = 0
+		}
+		return n, st
 	}
 	// goldmark's parsers expect the ":" at the reader's position: step
 	// over the indentation, and step back when they do not open.
@@ -57,12 +71,31 @@ func (p indentedColon) Open(parent ast.Node, reader text.Reader, pc parser.Conte
 	pc.SetBlockOffset(0)
 	pc.SetBlockIndent(0)
 	n, st := p.BlockParser.Open(parent, reader, pc)
+	if l, ok := n.(*east.DefinitionList); ok {
+		// The list measured its content column from the ":"; the
+		// line's columns start off before it.
+		l.Offset += off
+		shifts[l] = off
+	}
 	if n == nil {
 		reader.SetPosition(line, seg)
 		pc.SetBlockOffset(off)
 		pc.SetBlockIndent(ind)
 	}
 	return n, st
+}
+
+// colonShiftKey keeps, for one parse, how far each definition list's last
+// ":" was indented.
+var colonShiftKey = parser.NewContextKey()
+
+func colonShifts(pc parser.Context) map[*east.DefinitionList]int {
+	m, _ := pc.Get(colonShiftKey).(map[*east.DefinitionList]int)
+	if m == nil {
+		m = map[*east.DefinitionList]int{}
+		pc.Set(colonShiftKey, m)
+	}
+	return m
 }
 
 // headingAttributes reads a trailing "{...}" of a heading as mdBook does

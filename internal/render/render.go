@@ -34,6 +34,7 @@ import (
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // Page is one rendered chapter.
@@ -251,6 +252,12 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 		case *ast.FencedCodeBlock:
 			r.markSource(d, n, lines)
+			if n.Info != nil {
+				lang, _ := verify.ParseInfo(string(n.Info.Segment.Value(src)))
+				if p := r.book.Config.HideLines[lang]; p != "" {
+					n.SetAttributeString(attrHidePrefix, []byte(p))
+				}
+			}
 		case *ast.Image:
 			if e := r.checkImage(chPath, string(n.Destination)); e != nil {
 				e.File, e.Line = origin(d, lines.line(blockStart(n)))
