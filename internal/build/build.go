@@ -262,13 +262,20 @@ func FindRoot(dir string) (string, error) {
 		return "", err
 	}
 	start := dir
+	mdBook := "" // the first folder up with mdBook's layout, for the error
 	for {
 		if isFile(filepath.Join(dir, "go.mod")) &&
 			(isFile(filepath.Join(dir, "book", "SUMMARY.md")) || isFile(filepath.Join(dir, "book", "book.toml"))) {
 			return dir, nil
 		}
+		if mdBook == "" && isFile(filepath.Join(dir, "book.toml")) && isFile(filepath.Join(dir, "src", "SUMMARY.md")) {
+			mdBook = dir
+		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
+			if mdBook != "" {
+				return "", fmt.Errorf("%s: %w; %s has mdBook's layout (book.toml and src/SUMMARY.md): move book.toml and the files of src/ into a folder book/ beside go.mod (see the README, \"Coming from mdBook\")", start, ErrNoRoot, mdBook)
+			}
 			return "", fmt.Errorf("%s: %w", start, ErrNoRoot)
 		}
 		dir = parent
