@@ -39,6 +39,7 @@ func (nr *nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindFencedCodeBlock, nr.fenced)
 	reg.Register(ast.KindCodeBlock, nr.indented)
 	reg.Register(ast.KindBlockquote, nr.blockquote)
+	reg.Register(ast.KindImage, nr.image)
 	reg.Register(east.KindDefinitionTerm, nr.definitionTerm)
 }
 

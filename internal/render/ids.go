@@ -123,7 +123,7 @@ func (t *idTable) assign(doc ast.Node, src []byte) {
 			return ast.WalkContinue, nil
 		}
 		h := n
-		base := NormalizeID(plainText(h, src))
+		base := NormalizeID(idText(h, src))
 		if base == "" {
 			base = "section" // mdBook's id_from_content for "## ::"
 		}

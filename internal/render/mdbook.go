@@ -35,6 +35,7 @@ func (mdBookMarkdown) Extend(m goldmark.Markdown) {
 		parser.WithASTTransformers(
 			util.Prioritized(headingAttributes{}, 100),
 			util.Prioritized(admonitions{}, 101),
+			util.Prioritized(joinTerms{}, 102),
 		),
 	)
 	m.Renderer().AddOptions(renderer.WithNodeRenderers(
@@ -96,6 +97,50 @@ func colonShifts(pc parser.Context) map[*east.DefinitionList]int {
 		pc.Set(colonShiftKey, m)
 	}
 	return m
+}
+
+// joinTerms makes the lines before a definition one term, as
+// pulldown-cmark (mdBook's parser) reads "a\nb\\\nc\n: d": goldmark makes
+// a term of each line (PHP Markdown Extra's rule); the lines are joined with
+// a soft line break, or a hard one where a line ends with a backslash.
+type joinTerms struct{}
+
+func (joinTerms) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
+	src := reader.Source()
+	var lists []*east.DefinitionList
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if l, ok := n.(*east.DefinitionList); ok && entering {
+			lists = append(lists, l)
+		}
+		return ast.WalkContinue, nil
+	})
+	for _, l := range lists {
+		for c := l.FirstChild(); c != nil; c = c.NextSibling() {
+			first, ok := c.(*east.DefinitionTerm)
+			if !ok {
+				continue
+			}
+			for next, ok := first.NextSibling().(*east.DefinitionTerm); ok; next, ok = first.NextSibling().(*east.DefinitionTerm) {
+				if t, ok := first.LastChild().(*ast.Text); ok {
+					if v := t.Segment.Value(src); len(v) > 0 && v[len(v)-1] == '\\' {
+						t.Segment = t.Segment.WithStop(t.Segment.Stop - 1)
+						t.SetHardLineBreak(true)
+					} else {
+						t.SetSoftLineBreak(true)
+					}
+				}
+				for k := next.FirstChild(); k != nil; {
+					after := k.NextSibling()
+					first.AppendChild(first, k)
+					k = after
+				}
+				for i := 0; i < next.Lines().Len(); i++ {
+					first.Lines().Append(next.Lines().At(i))
+				}
+				l.RemoveChild(l, next)
+			}
+		}
+	}
 }
 
 // headingAttributes reads a trailing "{...}" of a heading as mdBook does
@@ -288,6 +333,28 @@ func (nr *nodeRenderer) blockquote(w util.BufWriter, src []byte, node ast.Node, 
 	_, _ = w.WriteString(`<blockquote class="blockquote-tag blockquote-tag-` + kind + `">` + "\n")
 	_, _ = w.WriteString(`<p class="blockquote-tag-title">` + html.EscapeString(admonitionKinds[kind]) + "</p>\n")
 	return ast.WalkContinue, nil
+}
+
+// image writes an image with its description's plain text as alt, as
+// CommonMark asks ("the plain string content of the image description"):
+// goldmark writes a hard line break in it as a literal "<br>".
+func (nr *nodeRenderer) image(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	n := node.(*ast.Image)
+	_, _ = w.WriteString(`<img src="`)
+	_, _ = w.Write(util.EscapeHTML(util.URLEscape(n.Destination, true)))
+	_, _ = w.WriteString(`" alt="`)
+	_, _ = w.WriteString(html.EscapeString(plainText(n, src)))
+	_ = w.WriteByte('"')
+	if n.Title != nil {
+		_, _ = w.WriteString(` title="`)
+		_, _ = w.Write(util.EscapeHTML(n.Title))
+		_ = w.WriteByte('"')
+	}
+	_ = w.WriteByte('>')
+	return ast.WalkSkipChildren, nil
 }
 
 // definitionTerm writes a definition list's term with its id and a

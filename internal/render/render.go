@@ -520,10 +520,34 @@ func nodeID(n ast.Node) string {
 
 // plainText returns the text of n's inline content, entities decoded and
 // line breaks turned into spaces.
-func plainText(n ast.Node, src []byte) string {
+func plainText(n ast.Node, src []byte) string { return plainTextBreak(n, src, " ") }
+
+// idText is the text an id is made from: plainText, except that a hard
+// line break counts as nothing (mdBook takes the text nodes of the
+// rendered heading or term, and <br> is none).
+func idText(n ast.Node, src []byte) string { return plainTextBreak(n, src, "") }
+
+// plainTextBreak is plainText with hard line breaks written as hard.
+func plainTextBreak(n ast.Node, src []byte, hard string) string {
 	var b strings.Builder
+	hidden := 0 // inside inline <script> or <style>: not text
 	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
+			return ast.WalkContinue, nil
+		}
+		if r, ok := c.(*ast.RawHTML); ok {
+			tag := strings.ToLower(string(r.Segments.Value(src)))
+			for name := range hiddenText {
+				switch {
+				case strings.HasPrefix(tag, "<"+name+">"), strings.HasPrefix(tag, "<"+name+" "):
+					hidden++
+				case strings.HasPrefix(tag, "</"+name) && hidden > 0:
+					hidden--
+				}
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		if hidden > 0 {
 			return ast.WalkContinue, nil
 		}
 		switch c := c.(type) {
@@ -531,14 +555,15 @@ func plainText(n ast.Node, src []byte) string {
 			// What the reader sees: "\<title\>" is "<title>",
 			// "&amp;" is "&".
 			b.Write(book.PlainSegment(c.Segment.Value(src)))
-			if c.SoftLineBreak() || c.HardLineBreak() {
+			switch {
+			case c.HardLineBreak():
+				b.WriteString(hard)
+			case c.SoftLineBreak():
 				b.WriteByte(' ')
 			}
 		case *ast.String:
 			// Typographer output ("&rsquo;") is HTML; decode it.
 			b.WriteString(html.UnescapeString(string(c.Value)))
-		case *ast.RawHTML:
-			return ast.WalkSkipChildren, nil
 		case *ast.AutoLink:
 			b.Write(c.Label(src))
 		}
