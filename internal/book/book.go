@@ -32,6 +32,9 @@ type Config struct {
 	// Timeout is the default timeout of one transcript command, in Go
 	// duration syntax ("60s" when unset).
 	Timeout string
+	// Input404 is [output.html] input-404: the book file that is the 404
+	// page's content ("404.md" when unset, as in mdBook).
+	Input404 string
 	// SitePath is the path the site is served under, from site-url
 	// ("/" when unset, "/book/" for site-url = "/book/" or
 	// "https://example.org/book/"). SiteURL is "" when site-url is only a
@@ -136,4 +139,9 @@ type Book struct {
 	// Chapters is every non-draft chapter in reading order: prefix chapters,
 	// numbered ones depth first, suffix chapters.
 	Chapters []*Item
+	// NotFound is the page shown for unknown addresses when the book has
+	// one: mdBook's src/404.md (or [output.html] input-404), a file of the
+	// book folder that is no chapter; nil otherwise. Its Source is read;
+	// it is not in Chapters.
+	NotFound *Item
 }

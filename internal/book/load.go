@@ -101,6 +101,9 @@ func Load(root string) (*Book, error) {
 		}
 	}
 	walk(b.Items)
+	if err := readNotFound(b, realRoot); err != nil {
+		errs = append(errs, err)
+	}
 	switch len(errs) {
 	case 0:
 		return b, nil
@@ -108,6 +111,37 @@ func Load(root string) (*Book, error) {
 		return nil, errs[0]
 	}
 	return nil, errs
+}
+
+// readNotFound sets b.NotFound from the book's 404 file (Config.Input404)
+// when it exists and is no chapter (a chapter named 404.md is refused by
+// the site stage instead).
+func readNotFound(b *Book, realRoot string) *diag.Error {
+	name := b.Config.Input404
+	if name == "" {
+		name = "404.md"
+	}
+	name = path.Clean(strings.TrimPrefix(name, "./"))
+	if name == ".." || strings.HasPrefix(name, "../") || path.IsAbs(name) {
+		return diag.Errorf(ConfigFile, 0, "input-404 %q is not a file of the book folder", b.Config.Input404)
+	}
+	for _, ch := range b.Chapters {
+		if ch.Path == name {
+			return nil
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(name))); err != nil || !fi.Mode().IsRegular() {
+		if b.Config.Input404 != "" && b.Config.Input404 != "404.md" {
+			return diag.Errorf(ConfigFile, 0, "input-404 names book/%s, which is not a file", name)
+		}
+		return nil
+	}
+	it := &Item{Kind: KindChapter, Title: "Page not found", TitleHTML: "Page not found", Path: name, Line: 0}
+	if err := readChapter(b, realRoot, it); err != nil {
+		return err
+	}
+	b.NotFound = it
+	return nil
 }
 
 // readChapter fills it.Source from the chapter file.
@@ -186,6 +220,7 @@ type tomlFile struct {
 			GitRepository   string            `toml:"git-repository-url"`
 			EditURLTemplate string            `toml:"edit-url-template"`
 			Redirect        map[string]string `toml:"redirect"`
+			Input404        string            `toml:"input-404"`
 			Code            struct {
 				HideLines map[string]string `toml:"hidelines"`
 			} `toml:"code"`
@@ -197,7 +232,7 @@ type tomlFile struct {
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines; [bookgen] timeout"
+const knownKeys = "[book] title, authors, description, language; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout"
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -260,6 +295,7 @@ func ParseConfig(src []byte) (*Config, error) {
 		Timeout:         f.Bookgen.Timeout,
 		SitePath:        "/",
 		HideLines:       f.Output.HTML.Code.HideLines,
+		Input404:        f.Output.HTML.Input404,
 		Warnings:        warnings,
 	}
 	if s := strings.TrimSuffix(f.Book.Src, "/"); s != "" && s != "." {
@@ -267,6 +303,9 @@ func ParseConfig(src []byte) (*Config, error) {
 	}
 	if c.Language == "" {
 		c.Language = "en"
+	}
+	if c.Input404 == "" {
+		c.Input404 = "404.md"
 	}
 	if c.Timeout == "" {
 		c.Timeout = DefaultTimeout

@@ -181,7 +181,20 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := stage(ctx, "write"); err != nil {
 		return res, err
 	}
-	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental})
+	var notFound *render.Page
+	if b.NotFound != nil {
+		// mdBook's src/404.md: rendered like a chapter (links and
+		// includes checked), written as 404.html.
+		d, err := expand.ExpandContext(ctx, b, b.NotFound)
+		if err != nil {
+			return res, err
+		}
+		if notFound, err = render.New(b).Render(d); err != nil {
+			return res, err
+		}
+		res.Warnings = append(res.Warnings, notFound.Warnings...)
+	}
+	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental, NotFound: notFound})
 	if err != nil {
 		return res, err
 	}

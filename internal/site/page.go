@@ -160,7 +160,7 @@ func common(b *book.Book, root string, a assets) *pageData {
 
 // notFound renders 404.html. It is served for any missing path, so its links
 // are absolute from the site URL's path ("/" when unset or servedAtRoot).
-func notFound(tmpl *template.Template, b *book.Book, a assets, servedAtRoot bool) ([]byte, error) {
+func notFound(tmpl *template.Template, b *book.Book, a assets, servedAtRoot bool, nf *render.Page) ([]byte, error) {
 	root := "/"
 	if !servedAtRoot {
 		root = sitePath(b)
@@ -171,10 +171,30 @@ func notFound(tmpl *template.Template, b *book.Book, a assets, servedAtRoot bool
 	d.TOC = toc(b.Items, nil, root)
 	d.Description = b.Config.Description
 	first := b.Chapters[0]
+	if nf != nil {
+		// The book's own 404 page (mdBook's src/404.md), written for
+		// the site root: its relative links are made absolute.
+		d.Title = nf.Title
+		d.Content = template.HTML(absolutize(nf.HTML, root))
+		return execute(tmpl, d, "404.html")
+	}
 	d.Content = template.HTML(fmt.Sprintf(
 		"<h1 id=\"page-not-found\">Page not found</h1>\n<p>There is no page at this address. It may have moved when the book was reorganised.</p>\n<p>Start from <a href=\"%s\">%s</a>, or pick a chapter from the list.</p>\n",
 		template.HTMLEscapeString(root+htmlPath(first.Path)), template.HTMLEscapeString(first.Title)))
 	return execute(tmpl, d, "404.html")
+}
+
+// absolutize prefixes every relative href and src of html (rendered for a
+// page at the site root) with root, the site's path ("/book/").
+func absolutize(html []byte, root string) []byte {
+	return replaceAttrs(html, func(name, v, out []byte) []byte {
+		s := string(v)
+		u, err := url.Parse(strings.ReplaceAll(s, "&amp;", "&"))
+		if string(name) == "id" || err != nil || u.Scheme != "" || u.Host != "" || s == "" || strings.HasPrefix(s, "#") || strings.HasPrefix(s, "/") {
+			return append(out, v...)
+		}
+		return append(append(out, root...), strings.TrimPrefix(s, "./")...)
+	})
 }
 
 // titleHTML returns the sidebar title of a chapter: its Markdown rendered,

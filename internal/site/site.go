@@ -67,6 +67,10 @@ type Options struct {
 	// the site's files from "/" even when book.toml's site-url has a path
 	// ("https://example.org/book/"), as mdbook serve does.
 	ServedAtRoot bool
+	// NotFound, when set, is the rendering of book.Book.NotFound (mdBook's
+	// src/404.md): the content of 404.html, its relative links made
+	// absolute from the site's path (the page is served at any address).
+	NotFound *render.Page
 }
 
 // Write writes the site of b into the folder out. pages[i] is the rendering
@@ -115,7 +119,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 		}
 		st = s
 	}
-	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil); err != nil {
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil, opt.NotFound); err != nil {
 		st.abort()
 		return nil, err
 	}
@@ -252,7 +256,7 @@ type files map[string][]byte
 type assets struct{ css, js, themeJS, search, searchLib string }
 
 // generate writes every file of the site into out.
-func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool) error {
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool, nf *render.Page) error {
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
 		return themeError(err)
@@ -358,7 +362,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		}
 	}
 	if !out.has("404.html") {
-		html, err := notFound(tmpl, b, a, servedAtRoot)
+		html, err := notFound(tmpl, b, a, servedAtRoot, nf)
 		if err != nil {
 			return err
 		}

@@ -123,6 +123,16 @@ func buildSite(root, out string) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	_, err = Write(b, pages, out, Options{})
+	opt := Options{}
+	if b.NotFound != nil {
+		d, err := expand.Expand(b, b.NotFound)
+		if err != nil {
+			return err
+		}
+		if opt.NotFound, err = r.Render(d); err != nil {
+			return err
+		}
+	}
+	_, err = Write(b, pages, out, opt)
 	return err
 }
