@@ -14,22 +14,6 @@ import (
 	"github.com/ownership-book/ownership/internal/spectest"
 )
 
-// state.go is the included Go file of most tests; its line numbers matter.
-const stateGo = `package state // line 1
-
-// ANCHOR: all
-// ANCHOR: epoch
-type Epoch uint64 // line 5
-// ANCHOR_END: epoch
-
-/* ANCHOR: check */
-func Check(a, b Epoch) bool { // line 9
-	return a >= b // line 10
-}
-/* ANCHOR_END: check */
-// ANCHOR_END: all
-`
-
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
@@ -52,14 +36,6 @@ func bookWith(t *testing.T, chapter string, files map[string]string) (*book.Book
 	writeTree(t, dir, map[string]string{"book/ch.md": chapter})
 	it := &book.Item{Kind: book.KindChapter, Title: "Ch", Path: "ch.md", Line: 1, Source: []byte(chapter)}
 	return &book.Book{Root: dir, Dir: filepath.Join(dir, "book"), Chapters: []*book.Item{it}}, it
-}
-
-func origins(d *Doc) string {
-	var parts []string
-	for _, o := range d.Origins {
-		parts = append(parts, fmt.Sprintf("%s:%d", strings.TrimPrefix(o.File, "examples/s/"), o.Line))
-	}
-	return strings.Join(parts, " ")
 }
 
 // TestExpandDropsBOM checks that a byte order mark at the start of an
