@@ -169,7 +169,7 @@ func sharedInputs(b *book.Book, tmplText []byte, a assets, sb *sidebars, servedA
 	var walk func([]*book.Item)
 	walk = func(items []*book.Item) {
 		for _, it := range items {
-			fmt.Fprintf(h, "%d\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.Path, it.Number, it.Draft, len(it.Children))
+			fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.TitleHTML, it.Path, it.Number, it.Draft, len(it.Children))
 			walk(it.Children)
 		}
 	}
