@@ -170,6 +170,9 @@ func (p *summaryParser) heading(indent int, rest string) error {
 
 func (p *summaryParser) affixChapter(indent int, rest string) error {
 	if indent > 3 {
+		if len(p.stack) > 0 {
+			return p.errorf("link %q without a list marker under the list item %q (line %d) continues that item's text, and mdBook keeps only an item's first link; write it as a list item: - %s", clip(rest), p.stack[len(p.stack)-1].item.Title, p.stack[len(p.stack)-1].item.Line, clip(rest))
+		}
 		return p.errorf("unnumbered chapter %q is indented %d columns; prefix and suffix chapters cannot be nested", clip(rest), indent)
 	}
 	switch p.section {
