@@ -31,6 +31,12 @@ const SummaryFile = "book/SUMMARY.md"
 //	- [Title]()              draft chapter: numbered, no file
 //	---                      separator (three or more dashes)
 //
+// A title may continue on the following lines until its link closes
+// (CommonMark's paragraph continuation; the line break is a space). The
+// title is inline Markdown: Item.Title is its plain text, Item.TitleHTML
+// its rendering. A link target is any file of the book folder, with or
+// without ".md" ("first/README"); book.HTMLPath gives its page.
+//
 // Blank lines and HTML comments are skipped, also after an entry on its
 // line. Numbering follows mdBook: top
 // level chapters count 1, 2, 3 ... across part titles (a part title does not
@@ -38,8 +44,8 @@ const SummaryFile = "book/SUMMARY.md"
 //
 // Anything else is an error at SummaryFile and its line: a list item that is
 // not a single link, a deeper heading, indentation that matches no enclosing
-// item, a numbered chapter after a suffix chapter, a link target that is not
-// a .md file or leaves book/, the same file listed twice.
+// item, a numbered chapter after a suffix chapter, a link target that is a
+// URL or a folder or leaves book/, the same file listed twice.
 func ParseSummary(src []byte) (title string, items []*Item, err error) {
 	p := &summaryParser{seen: map[string]int{}, base: -1}
 	lines := strings.Split(string(src), "\n")
