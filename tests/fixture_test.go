@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/verify"
 )
@@ -160,6 +162,8 @@ var badFixtures = []struct {
 	{name: "unterminated-anchor", file: "book/ch.md", line: 4, msg: "has no ANCHOR_END"},
 	{name: "include-outside", file: "book/ch.md", line: 4, msg: "leaves the repository"},
 	{name: "wrong-transcript", file: "book/ch.md", line: 5, msg: "differs from the transcript"},
+	{name: "bad-figure", file: "book/ch.md", line: 9, msg: "```d2 figure: connection missing destination"},
+	{name: "wrong-figure", file: "book/ch.md", line: 6, msg: "differs from the figure"},
 	{name: "no-compile", file: "examples/broken/broken.go", line: 6, msg: ""},
 	{name: "test-fails", file: "examples/calc/calc_test.go", line: 7, msg: ""},
 	{name: "hang", file: "book/ch.md", line: 4, msg: ""},
@@ -251,4 +255,18 @@ func ran(rep *verify.Report) []string {
 		}
 	}
 	return out
+}
+
+// TestBadFigureFailsTest checks that `bookgen test`, which writes no site,
+// refuses a figure that does not draw at the same file:line as build.
+func TestBadFigureFailsTest(t *testing.T) {
+	t.Parallel()
+	root := copyFixture(t, "bad-figure")
+	opt := build.Options{Root: root}
+	opt.Verify.CacheDir = t.TempDir()
+	_, err := build.Test(context.Background(), opt)
+	errs := diag.All(err)
+	if len(errs) != 1 || errs[0].File != "book/ch.md" || errs[0].Line != 9 || !strings.Contains(errs[0].Msg, "connection missing destination") {
+		t.Errorf("bookgen test: %v, want book/ch.md:9: ```d2 figure: connection missing destination", err)
+	}
 }

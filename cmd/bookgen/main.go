@@ -96,8 +96,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	opt := build.Options{Root: dir}
 	opt.Verify.Timeout = *timeout
+	// Progress: one line on a terminal ("12 of 64 checks done; running
+	// go test ./examples/x (8s)"), an occasional line in a log; -v prints
+	// every check instead. serve sets up its own.
+	progress := build.NewProgressLine(stderr)
+	defer progress.Stop()
 	if *verbose {
 		opt.Verify.Log = stderr
+	} else if cmd != "serve" {
+		opt.Verify.Progress = progress.Update
 	}
 	if out != nil {
 		opt.Out = *out
@@ -121,6 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "build":
 		res, err := build.Build(ctx, opt)
+		progress.Stop()
 		build.PrintWarnings(stderr, res)
 		if err != nil && ctx.Err() != nil {
 			// Ctrl-C: say so rather than "context canceled".
@@ -134,6 +142,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "bookgen: built %s: %s\n", res.Out, res.Summary())
 	case "test":
 		res, err := build.Test(ctx, opt)
+		progress.Stop()
 		if err != nil && ctx.Err() != nil {
 			fmt.Fprintln(stderr, "bookgen: interrupted")
 			return exitInterrupted

@@ -165,7 +165,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if rep != nil {
 		claims = rep.Claims
 	}
-	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims)
+	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, figureCache(opt, b.Root))
 	if err != nil {
 		return res, err
 	}
@@ -217,16 +217,32 @@ func stage(ctx context.Context, name string) error {
 	return ctx.Err()
 }
 
-// Test loads, expands and verifies the book at opt.Root, writing nothing
-// but the verification cache (and, with opt.Verify.Bless, the chapters whose
-// transcripts it rewrites).
+// Test loads, expands, verifies and renders the book at opt.Root (so a
+// figure that does not draw or a broken link fails it as it fails Build),
+// writing nothing but the caches (and, with opt.Verify.Bless, the chapters
+// whose transcripts it rewrites).
 func Test(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
-	b, _, rep, err := check(ctx, opt)
+	b, docs, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
+	if err == nil {
+		// Render too, dropping the pages, so that a figure that does
+		// not draw or a broken link fails test as it fails build.
+		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, figureCache(opt, b.Root))
+	}
 	res.Elapsed = time.Since(start)
 	return res, err
+}
+
+// figureCache returns the cache of drawn figures, kept between builds
+// beside verify's results: .bookgen-cache/figures/ (or CacheDir/figures/).
+func figureCache(opt Options, root string) *render.FigureCache {
+	dir := opt.Verify.CacheDir
+	if dir == "" {
+		dir = filepath.Join(root, ".bookgen-cache")
+	}
+	return &render.FigureCache{Dir: filepath.Join(dir, "figures")}
 }
 
 // check runs the first three stages.
@@ -324,8 +340,9 @@ func PrintError(w io.Writer, err error) {
 // renderAll renders docs on every core: chapter i goes to pages[i], so the
 // result does not depend on the order the workers finish in. Each worker
 // has a Renderer of its own (a Renderer serves one goroutine); they share
-// the cache. Errors are returned in chapter order.
-func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim) (pages []*render.Page, rendered, reused int, err error) {
+// the caches (figures is safe for concurrent use). Errors are returned in
+// chapter order.
+func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
 	pages = make([]*render.Page, len(docs))
 	errs := make([]error, len(docs))
 	workers := min(runtime.GOMAXPROCS(0), len(docs))
@@ -339,6 +356,7 @@ func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *ren
 			r := render.New(b)
 			r.Cache = cache
 			r.SetClaims(claims)
+			r.Figures = figures
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(docs) || ctx.Err() != nil {

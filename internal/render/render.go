@@ -105,6 +105,9 @@ type Renderer struct {
 	// Rendered and Reused count the chapters rendered and those taken
 	// from Cache by this Renderer.
 	Rendered, Reused int
+	// Figures draws the d2 and goat blocks (see DrawFigure) and keeps
+	// the drawings; nil draws every figure afresh.
+	Figures *FigureCache
 
 	book     *book.Book
 	md       goldmark.Markdown
@@ -221,32 +224,30 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
 			}
 		case *ast.Link:
+			file, line := origin(d, lines.line(inlineStart(n, src)))
 			r.markClaim(chPath, n, generated[lines.line(linkStart(n))], claimCount)
 			if isJavaScriptURL(string(n.Destination)) {
-				file, line := origin(d, lines.line(blockStart(n)))
 				pg.Warnings = append(pg.Warnings, &diag.Error{File: file, Line: line,
 					Msg: fmt.Sprintf("link to %q: the site's Content-Security-Policy (script-src 'self', netlify.toml) blocks javascript: URLs, so it will do nothing", string(n.Destination))})
 			}
 			dest, lk, e := r.rewrite(chPath, string(n.Destination))
 			if e != nil {
-				file, line := origin(d, lines.line(blockStart(n)))
 				e.File, e.Line = file, line
 				errs = append(errs, e)
 				return ast.WalkContinue, nil
 			}
 			n.Destination = []byte(dest)
 			if isExternal(dest) {
-				file, line := origin(d, lines.line(blockStart(n)))
 				pg.External = append(pg.External, ExternalLink{URL: dest, File: file, Line: line})
 			}
 			if lk != nil {
-				lk.File, lk.Line = origin(d, lines.line(blockStart(n)))
+				lk.File, lk.Line = file, line
 				pg.Links = append(pg.Links, *lk)
 			}
 		case *ast.AutoLink:
 			if n.AutoLinkType == ast.AutoLinkURL {
 				if u := string(n.URL(src)); isExternal(u) {
-					file, line := origin(d, lines.line(blockStart(n)))
+					file, line := origin(d, lines.line(inlineStart(n, src)))
 					pg.External = append(pg.External, ExternalLink{URL: u, File: file, Line: line})
 				}
 			}
@@ -258,9 +259,10 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 					n.SetAttributeString(attrHidePrefix, []byte(p))
 				}
 			}
+			errs = append(errs, r.figure(d, n, src, lines)...)
 		case *ast.Image:
 			if e := r.checkImage(chPath, string(n.Destination)); e != nil {
-				e.File, e.Line = origin(d, lines.line(blockStart(n)))
+				e.File, e.Line = origin(d, lines.line(inlineStart(n, src)))
 				errs = append(errs, e)
 			}
 		}
@@ -472,6 +474,82 @@ func origin(d *expand.Doc, line int) (string, int) {
 	return d.Chapter.File(), line
 }
 
+// inlineStart returns the byte offset where inline node n (a link, an
+// image, an autolink) is written: the start of its first text (for a link
+// whose text starts on a later line of a paragraph than the paragraph
+// itself), else the end of the text before it, else the start of its
+// block. An error about a link is reported at the link's own line, not at
+// its paragraph's first line.
+func inlineStart(n ast.Node, src []byte) int {
+	if off := firstSegment(n); off >= 0 {
+		return off
+	}
+	if al, ok := n.(*ast.AutoLink); ok {
+		// An autolink keeps its text out of the tree; find it after the
+		// text that precedes it.
+		url := al.URL(src)
+		from := 0
+		if prev := lastSegmentBefore(n, src); prev >= 0 {
+			from = prev
+		} else if b := blockStart(n); b >= 0 {
+			from = b
+		}
+		if i := bytes.Index(src[from:], url); i >= 0 {
+			return from + i
+		}
+	}
+	if prev := lastSegmentBefore(n, src); prev >= 0 {
+		return prev
+	}
+	return blockStart(n)
+}
+
+// firstSegment is the source offset of the first text under n, -1 if none.
+func firstSegment(n ast.Node) int {
+	if t, ok := n.(*ast.Text); ok {
+		return t.Segment.Start
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if off := firstSegment(c); off >= 0 {
+			return off
+		}
+	}
+	return -1
+}
+
+// lastSegment is the source offset of the end of the last text under n,
+// -1 if none.
+func lastSegment(n ast.Node, src []byte) int {
+	if t, ok := n.(*ast.Text); ok {
+		if t.SoftLineBreak() || t.HardLineBreak() {
+			// What follows starts on the next line.
+			if i := bytes.IndexByte(src[t.Segment.Stop:], '\n'); i >= 0 {
+				return t.Segment.Stop + i + 1
+			}
+		}
+		return t.Segment.Stop
+	}
+	for c := n.LastChild(); c != nil; c = c.PreviousSibling() {
+		if off := lastSegment(c, src); off >= 0 {
+			return off
+		}
+	}
+	return -1
+}
+
+// lastSegmentBefore is the end of the last text written before inline node
+// n within its block, -1 if none.
+func lastSegmentBefore(n ast.Node, src []byte) int {
+	for p := n; p != nil && p.Type() != ast.TypeBlock; p = p.Parent() {
+		for s := p.PreviousSibling(); s != nil; s = s.PreviousSibling() {
+			if off := lastSegment(s, src); off >= 0 {
+				return off
+			}
+		}
+	}
+	return -1
+}
+
 // blockStart returns the byte offset of the first line of the nearest block
 // that contains n, -1 when unknown.
 func blockStart(n ast.Node) int {
@@ -582,6 +660,10 @@ func blockText(n ast.Node, src []byte) string {
 		}
 		switch c.(type) {
 		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			if fig := figureOf(c); fig != nil {
+				parts = append(parts, fig.Text)
+				return ast.WalkSkipChildren, nil
+			}
 			var b strings.Builder
 			for i := 0; i < c.Lines().Len(); i++ {
 				seg := c.Lines().At(i)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,7 +162,7 @@ func TestLinksRewritten(t *testing.T) {
 		{Target: "ownership.md", File: "book/introduction.md", Line: 1},
 		{Target: "ownership.md", Fragment: "rule", File: "book/introduction.md", Line: 1},
 		{Target: "part/deep.md", File: "book/introduction.md", Line: 1},
-		{Target: "introduction.md", Fragment: "local", File: "book/introduction.md", Line: 1},
+		{Target: "introduction.md", Fragment: "local", File: "book/introduction.md", Line: 2}, // its own line
 	}
 	if len(pg.Links) != len(wantLinks) {
 		t.Fatalf("Links = %+v", pg.Links)
@@ -475,5 +476,52 @@ func TestUnicodeFragmentsDecoded(t *testing.T) {
 		if l.Fragment != want[i] {
 			t.Errorf("link %d: fragment %q, want %q", i, l.Fragment, want[i])
 		}
+	}
+}
+
+// TestLinkErrorsNameTheLinksLine checks that a bad link or image in the
+// middle of a paragraph is reported at the line it is written on, not at
+// the paragraph's first line (issue 9: ":21" for a link on line 23), and
+// that links collected for the link check carry their own lines.
+func TestLinkErrorsNameTheLinksLine(t *testing.T) {
+	b := testBook(t)
+	para := "Intro.\n\n" + // 1-2
+		"A paragraph starts here,\n" + // 3
+		"goes on,\n" + // 4
+		"and links to %s on its third line.\n" // 5
+	cases := map[string]string{
+		"link":            "[a missing chapter](nope.md)",
+		"code text":       "[`code`](../examples/nope.go)",
+		"empty text":      "[](nope.md)",
+		"image":           "![a missing picture](nope.png)",
+		"at line start":   "\n[x](nope.md)",
+		"after hard line": "\\\n[x](nope.md)",
+	}
+	for name, link := range cases {
+		t.Run(name, func(t *testing.T) {
+			md := fmt.Sprintf(para, link)
+			want := 5
+			if strings.HasPrefix(link, "\n") || strings.HasPrefix(link, "\\\n") {
+				want = 6
+			}
+			_, err := New(b).Render(doc(b, 0, md))
+			es := diag.All(err)
+			if len(es) != 1 {
+				t.Fatalf("err = %v, want one diag error", err)
+			}
+			if es[0].Line != want {
+				t.Errorf("error at line %d, want %d (%v)", es[0].Line, want, es[0])
+			}
+		})
+	}
+	pg, err := New(b).Render(doc(b, 0, "Intro.\n\nFirst line,\nsecond [ch](ownership.md#x) and\n<https://example.org/b> third.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pg.Links) != 1 || pg.Links[0].Line != 4 {
+		t.Errorf("Links = %+v, want one at line 4", pg.Links)
+	}
+	if len(pg.External) != 1 || pg.External[0].Line != 5 {
+		t.Errorf("External = %+v, want one at line 5", pg.External)
 	}
 }

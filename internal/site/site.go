@@ -284,7 +284,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 			return err
 		}
 	}
-	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
+	css = append(append(append(append([]byte{}, render.CSS()...), render.FigureCSS()...), '\n'), css...)
 	a := assets{
 		css:       "assets/" + hashedName("book", ".css", css),
 		js:        "assets/" + hashedName("book", ".js", js),

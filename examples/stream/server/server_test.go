@@ -227,7 +227,10 @@ func TestLongPollWakes(t *testing.T) {
 	go func() {
 		done <- do(t, s, req{"GET", "/v1/stream/s?offset=now&live=long-poll", nil, ""})
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// Append only once the reader waits at the tail (a fixed sleep would
+	// let a slow machine append first, and the reader then wait at the
+	// new tail until its timeout).
+	waitReaders(t, s.M, "s", 1)
 	do(t, s, req{"POST", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, "hi"})
 	w := <-done
 	if w.Code != 200 || w.Body.String() != "hi" {
@@ -266,4 +269,15 @@ func FuzzParseOffset(f *testing.F) {
 			t.Fatalf("ParseOffset(%q) = %d, which formats as %q", s, n, FormatOffset(n))
 		}
 	})
+}
+
+// waitReaders waits until n readers wait on stream name of m (at most
+// 20 s), so that a test acts on waiting readers without a fixed sleep.
+func waitReaders(t *testing.T, m *stream.Machine, name string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); m.Readers(name) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d readers wait on %s after 20s", m.Readers(name), n, name)
+		}
+	}
 }

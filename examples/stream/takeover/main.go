@@ -7,11 +7,14 @@
 //
 // The stream is a real HTTP server on the loopback interface; the output
 // names no port, no time and no directory, so it is the same on every run.
+// With -figure it prints the same run as a D2 sequence diagram instead.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -25,7 +28,18 @@ import (
 )
 
 func main() {
-	if err := run(os.Stdout); err != nil {
+	figure := flag.Bool("figure", false, "print the takeover as a D2 sequence diagram (see figure.go)")
+	flag.Parse()
+	var transcript bytes.Buffer
+	w := io.Writer(os.Stdout)
+	if *figure {
+		w = &transcript
+	}
+	err := run(w)
+	if err == nil && *figure {
+		err = writeFigure(os.Stdout, transcript.String())
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "takeover:", err)
 		os.Exit(1)
 	}
