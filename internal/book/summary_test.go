@@ -94,6 +94,7 @@ func FuzzParseSummary(f *testing.F) {
 		"<!-- x -->\n- [A \\] b](<a b.md>)\n",
 		"- [A](../x.md)\n",
 		"  - [A](a.md)\n - [B](b.md)\n",
+		"- [A *long*\n  `title`](first/README)\n- [B\n",
 	} {
 		f.Add([]byte(s))
 	}
