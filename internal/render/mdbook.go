@@ -336,8 +336,9 @@ func (nr *nodeRenderer) blockquote(w util.BufWriter, src []byte, node ast.Node, 
 }
 
 // image writes an image with its description's plain text as alt, as
-// CommonMark asks ("the plain string content of the image description"):
-// goldmark writes a hard line break in it as a literal "<br>".
+// CommonMark asks ("the plain string content of the image description"),
+// raw HTML kept as text as cmark and mdBook keep it: goldmark writes a hard
+// line break in it as a literal "<br>" and drops raw HTML.
 func (nr *nodeRenderer) image(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if !entering {
 		return ast.WalkContinue, nil
@@ -346,7 +347,7 @@ func (nr *nodeRenderer) image(w util.BufWriter, src []byte, node ast.Node, enter
 	_, _ = w.WriteString(`<img src="`)
 	_, _ = w.Write(util.EscapeHTML(util.URLEscape(n.Destination, true)))
 	_, _ = w.WriteString(`" alt="`)
-	_, _ = w.WriteString(html.EscapeString(plainText(n, src)))
+	_, _ = w.WriteString(html.EscapeString(altText(n, src)))
 	_ = w.WriteByte('"')
 	if n.Title != nil {
 		_, _ = w.WriteString(` title="`)

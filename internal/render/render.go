@@ -598,20 +598,30 @@ func nodeID(n ast.Node) string {
 
 // plainText returns the text of n's inline content, entities decoded and
 // line breaks turned into spaces.
-func plainText(n ast.Node, src []byte) string { return plainTextBreak(n, src, " ") }
+func plainText(n ast.Node, src []byte) string { return plainTextOf(n, src, " ", false) }
 
 // idText is the text an id is made from: plainText, except that a hard
 // line break counts as nothing (mdBook takes the text nodes of the
 // rendered heading or term, and <br> is none).
-func idText(n ast.Node, src []byte) string { return plainTextBreak(n, src, "") }
+func idText(n ast.Node, src []byte) string { return plainTextOf(n, src, "", false) }
 
-// plainTextBreak is plainText with hard line breaks written as hard.
-func plainTextBreak(n ast.Node, src []byte, hard string) string {
+// altText is an image's alt text: plainText, keeping raw HTML as written
+// ("<em>x</em>"), as cmark and mdBook write an image description's plain
+// string content.
+func altText(n ast.Node, src []byte) string { return plainTextOf(n, src, " ", true) }
+
+// plainTextOf is plainText with hard line breaks written as hard, and raw
+// HTML kept as text when raw is set.
+func plainTextOf(n ast.Node, src []byte, hard string, raw bool) string {
 	var b strings.Builder
 	hidden := 0 // inside inline <script> or <style>: not text
 	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
+		}
+		if r, ok := c.(*ast.RawHTML); ok && raw {
+			b.Write(r.Segments.Value(src))
+			return ast.WalkSkipChildren, nil
 		}
 		if r, ok := c.(*ast.RawHTML); ok {
 			tag := strings.ToLower(string(r.Segments.Value(src)))
