@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"html"
+	"regexp"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -41,6 +42,46 @@ func (mdBookMarkdown) Extend(m goldmark.Markdown) {
 	m.Renderer().AddOptions(renderer.WithNodeRenderers(
 		util.Prioritized(extension.NewDefinitionListHTMLRenderer(), 500),
 	))
+}
+
+// commonMarkHTMLBlock is goldmark's HTML block parser with CommonMark's
+// list of block tags: goldmark still counts <meta> among start condition
+// 6's names, which CommonMark removed in 0.29 (meta is used inline, as in
+// schema.org markup). A <meta> line is an HTML block only by condition 7: a
+// complete tag alone on its line, not interrupting a paragraph; otherwise
+// it is inline HTML in a paragraph, as mdBook (pulldown-cmark) reads it.
+type commonMarkHTMLBlock struct{ parser.BlockParser }
+
+var metaLineRE = regexp.MustCompile(`(?i)^ {0,3}<meta(?:[\s/>]|$)`)
+var metaTagRE = regexp.MustCompile(`(?i)^ {0,3}<meta(?:\s+[^<>]*)?/?>\s*$`)
+
+func (p commonMarkHTMLBlock) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	line, _ := reader.PeekLine()
+	if metaLineRE.Match(line) {
+		if !metaTagRE.Match(line) {
+			return nil, parser.NoChildren
+		}
+		if last := pc.LastOpenedBlock().Node; last != nil && last.Kind() == ast.KindParagraph {
+			return nil, parser.NoChildren
+		}
+	}
+	return p.BlockParser.Open(parent, reader, pc)
+}
+
+// newParser is goldmark's default parser with commonMarkHTMLBlock in place
+// of its HTML block parser.
+func newParser() parser.Parser {
+	var blocks []util.PrioritizedValue
+	for _, b := range parser.DefaultBlockParsers() {
+		if b.Value == parser.NewHTMLBlockParser() { // goldmark's one instance
+			b.Value = commonMarkHTMLBlock{b.Value.(parser.BlockParser)}
+		}
+		blocks = append(blocks, b)
+	}
+	return parser.NewParser(parser.WithBlockParsers(blocks...),
+		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
 }
 
 // indentedColon lets a definition list parser open on a ":" indented by

@@ -131,6 +131,7 @@ func New(b *book.Book) *Renderer {
 	}
 	r.bookKey = bookHash(b, r.chapters)
 	r.md = goldmark.New(
+		goldmark.WithParser(newParser()),
 		goldmark.WithExtensions(
 			// GFM without its table: the table is added below so that a
 			// column's alignment becomes an align attribute (styled by
