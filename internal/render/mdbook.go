@@ -156,6 +156,7 @@ func (joinTerms) Transform(doc *ast.Document, reader text.Reader, pc parser.Cont
 		return ast.WalkContinue, nil
 	})
 	for _, l := range lists {
+		loosenDefinitions(l)
 		for c := l.FirstChild(); c != nil; c = c.NextSibling() {
 			first, ok := c.(*east.DefinitionTerm)
 			if !ok {
@@ -180,6 +181,43 @@ func (joinTerms) Transform(doc *ast.Document, reader text.Reader, pc parser.Cont
 				}
 				l.RemoveChild(l, next)
 			}
+		}
+	}
+}
+
+// loosenDefinitions makes every definition of a term loose (its text in
+// <p>) when the term's first one is, as pulldown-cmark does for
+// "term\n\n: a\n: b": goldmark decides for each definition on its own,
+// by the blank line before it.
+func loosenDefinitions(l *east.DefinitionList) {
+	loose := false
+	for c := l.FirstChild(); c != nil; c = c.NextSibling() {
+		d, ok := c.(*east.DefinitionDescription)
+		if !ok {
+			loose = false // a term: its first definition decides
+			continue
+		}
+		if _, prevIsTerm := d.PreviousSibling().(*east.DefinitionTerm); prevIsTerm {
+			loose = !d.IsTight
+			continue
+		}
+		if !loose || !d.IsTight {
+			continue
+		}
+		d.IsTight = false
+		for k := d.FirstChild(); k != nil; {
+			next := k.NextSibling()
+			if tb, ok := k.(*ast.TextBlock); ok {
+				p := ast.NewParagraph()
+				p.SetLines(tb.Lines())
+				for g := tb.FirstChild(); g != nil; {
+					after := g.NextSibling()
+					p.AppendChild(p, g)
+					g = after
+				}
+				d.ReplaceChild(d, tb, p)
+			}
+			k = next
 		}
 	}
 }
