@@ -13,7 +13,7 @@ import (
 // closing epoch 7 at seq 41, B's append under epoch 8, A's next append
 // refused with 403 epoch-closed, and A's reset as the last message.
 //
-// Reference: chapter "Taking a database over", section "The claim".
+// Reference: chapter "Owning a database through its stream", section "The claim".
 func TestFigureDrawsTheTranscript(t *testing.T) {
 	golden, err := os.ReadFile("testdata/takeover.golden")
 	if err != nil {
