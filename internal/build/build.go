@@ -68,8 +68,9 @@ type Result struct {
 	// after its pages (site.Result.Finish): call it once, before the next
 	// build.
 	Finish func() error
-	// Warnings are the problems of the rendered chapters that do not
-	// stop the build (render.Page.Warnings: raw HTML the site's
+	// Warnings are the problems that do not stop the build: book.toml's
+	// keys bookgen does not read (book.Config.Warnings), then the rendered
+	// chapters' (render.Page.Warnings: raw HTML the site's
 	// Content-Security-Policy blocks), in reading order.
 	Warnings []*diag.Error
 }
@@ -151,6 +152,9 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	}
 	b, docs, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
+	if b != nil {
+		res.Warnings = append(res.Warnings, b.Config.Warnings...)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -177,7 +181,20 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := stage(ctx, "write"); err != nil {
 		return res, err
 	}
-	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental})
+	var notFound *render.Page
+	if b.NotFound != nil {
+		// mdBook's src/404.md: rendered like a chapter (links and
+		// includes checked), written as 404.html.
+		d, err := expand.ExpandContext(ctx, b, b.NotFound)
+		if err != nil {
+			return res, err
+		}
+		if notFound, err = render.New(b).Render(d); err != nil {
+			return res, err
+		}
+		res.Warnings = append(res.Warnings, notFound.Warnings...)
+	}
+	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental, NotFound: notFound})
 	if err != nil {
 		return res, err
 	}
@@ -274,13 +291,20 @@ func FindRoot(dir string) (string, error) {
 		return "", err
 	}
 	start := dir
+	mdBook := "" // the first folder up with mdBook's layout, for the error
 	for {
 		if isFile(filepath.Join(dir, "go.mod")) &&
 			(isFile(filepath.Join(dir, "book", "SUMMARY.md")) || isFile(filepath.Join(dir, "book", "book.toml"))) {
 			return dir, nil
 		}
+		if mdBook == "" && isFile(filepath.Join(dir, "book.toml")) && isFile(filepath.Join(dir, "src", "SUMMARY.md")) {
+			mdBook = dir
+		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
+			if mdBook != "" {
+				return "", fmt.Errorf("%s: %w; %s has mdBook's layout (book.toml and src/SUMMARY.md): move book.toml and the files of src/ into a folder book/ beside go.mod (see the README, \"Coming from mdBook\")", start, ErrNoRoot, mdBook)
+			}
 			return "", fmt.Errorf("%s: %w", start, ErrNoRoot)
 		}
 		dir = parent

@@ -80,7 +80,7 @@ func (c *Cache) put(key string, pg *Page, probes map[string]string) {
 // cacheKey hashes what the page of d is made from.
 func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "render v3\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
+	fmt.Fprintf(h, "render v4\x00%s\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, d.Title, len(d.Markdown))
 	h.Write(d.Markdown)
 	// The origin of every line: the file where it changes, the line
 	// number of each (binary, no formatting: a large book hashes tens of
@@ -115,6 +115,14 @@ func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 		fmt.Fprintf(h, "ch:%s\x00", p)
 	}
 	fmt.Fprintf(h, "repo:%s\x00root:%s", b.Config.Repository, b.Root)
+	langs := make([]string, 0, len(b.Config.HideLines))
+	for l := range b.Config.HideLines {
+		langs = append(langs, l)
+	}
+	slices.Sort(langs)
+	for _, l := range langs {
+		fmt.Fprintf(h, "\x00hide:%s=%s", l, b.Config.HideLines[l])
+	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	return sum

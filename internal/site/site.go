@@ -67,6 +67,10 @@ type Options struct {
 	// the site's files from "/" even when book.toml's site-url has a path
 	// ("https://example.org/book/"), as mdbook serve does.
 	ServedAtRoot bool
+	// NotFound, when set, is the rendering of book.Book.NotFound (mdBook's
+	// src/404.md): the content of 404.html, its relative links made
+	// absolute from the site's path (the page is served at any address).
+	NotFound *render.Page
 }
 
 // Write writes the site of b into the folder out. pages[i] is the rendering
@@ -115,7 +119,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 		}
 		st = s
 	}
-	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil); err != nil {
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil, opt.NotFound); err != nil {
 		st.abort()
 		return nil, err
 	}
@@ -165,7 +169,7 @@ func sharedInputs(b *book.Book, tmplText []byte, a assets, sb *sidebars, servedA
 	var walk func([]*book.Item)
 	walk = func(items []*book.Item) {
 		for _, it := range items {
-			fmt.Fprintf(h, "%d\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.Path, it.Number, it.Draft, len(it.Children))
+			fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.TitleHTML, it.Path, it.Number, it.Draft, len(it.Children))
 			walk(it.Children)
 		}
 	}
@@ -252,7 +256,7 @@ type files map[string][]byte
 type assets struct{ css, js, themeJS, search, searchLib string }
 
 // generate writes every file of the site into out.
-func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool) error {
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool, nf *render.Page) error {
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
 		return themeError(err)
@@ -358,13 +362,16 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		}
 	}
 	if !out.has("404.html") {
-		html, err := notFound(tmpl, b, a, servedAtRoot)
+		html, err := notFound(tmpl, b, a, servedAtRoot, nf)
 		if err != nil {
 			return err
 		}
 		if err := out.add("404.html", html); err != nil {
 			return err
 		}
+	}
+	if err := writeRedirects(out, b); err != nil {
+		return err
 	}
 	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a) }); err != nil {
 		return err
@@ -396,8 +403,9 @@ func hashedName(base, ext string, data []byte) string {
 	return base + "." + hex.EncodeToString(sum[:4]) + ext
 }
 
-// htmlPath maps "a/b.md" to "a/b.html".
-func htmlPath(p string) string { return strings.TrimSuffix(p, ".md") + ".html" }
+// htmlPath is book.HTMLPath: "a/b.md" is "a/b.html", "a/README.md" is
+// "a/index.html".
+func htmlPath(p string) string { return book.HTMLPath(p) }
 
 // relRoot returns the relative path from the page at sitePath to the site
 // root: "" for "x.html", "../" for "a/x.html".
@@ -483,6 +491,9 @@ func generatedNames(b *book.Book) map[string]string {
 		"print.html": "the whole book on one page",
 		Marker:       "the marker of a bookgen output folder",
 	}
+	for _, r := range b.Config.Redirects {
+		g[r.From] = fmt.Sprintf("a redirect of book.toml's [output.html.redirect], line %d", r.Line)
+	}
 	if b.Config.SiteURL != "" {
 		g["sitemap.xml"] = "the sitemap (book.toml sets site-url)"
 		g["robots.txt"] = "the robots.txt naming the sitemap (book.toml sets site-url)"
@@ -506,7 +517,10 @@ func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) err
 	if b.Dir == "" {
 		return nil
 	}
-	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}}
+	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}, chapters: map[string]bool{}}
+	for _, ch := range b.Chapters {
+		c.chapters[ch.Path] = true
+	}
 	if b.Root != "" {
 		r, err := filepath.EvalSymlinks(b.Root)
 		if err != nil {
@@ -530,6 +544,7 @@ func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) err
 // repository.
 type bookCopier struct {
 	out       siteFiles
+	chapters  map[string]bool // chapter files (book-relative), rendered rather than copied
 	generated map[string]string
 	realRoot  string
 	realBook  string          // real path of book/
@@ -592,7 +607,7 @@ func (c *bookCopier) walk(dir, rel string) error {
 			}
 			continue
 		}
-		if strings.HasSuffix(name, ".md") || r == "book.toml" {
+		if strings.HasSuffix(name, ".md") || r == "book.toml" || c.chapters[r] {
 			continue
 		}
 		if what, ok := c.generated[r]; ok {
