@@ -98,8 +98,18 @@ type Config struct {
 
 	// Bind is the TCP address the Raft transport listens on, e.g.
 	// "127.0.0.1:7001"; it is also the address advertised to peers, so it
-	// must not be a wildcard address. Ignored when Transport is set.
+	// must not be a wildcard address unless Advertise is set. Ignored when
+	// Transport is set. When Bind names a specific IP, the voter also dials
+	// its peers from that IP (port chosen by the kernel), so on a
+	// multi-homed host, or with several voters on one host's loopback
+	// addresses (127.0.0.2, 127.0.0.3, …), a peer sees which voter called.
 	Bind string
+
+	// Advertise, if set, is the address peers dial to reach this voter
+	// (host:port), when it differs from Bind: a wildcard Bind, a NAT, or a
+	// proxy in front of the voter. It must be the voter's Address in
+	// Voters. Default: Bind.
+	Advertise string
 
 	// Transport, if non-nil, is used instead of a TCP transport on Bind,
 	// e.g. a *raft.InmemTransport in tests. The Group does not close it.
@@ -265,10 +275,13 @@ func Open(cfg Config, m Machine) (*Group, error) {
 		if cfg.Bind == "" {
 			return fail(errors.New("Config.Bind and Config.Transport are both empty"))
 		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.Bind, nil, 3, 10*time.Second, rc.Logger)
+		layer, err := newTCPLayer(cfg.Bind, cfg.Advertise)
 		if err != nil {
-			return fail(fmt.Errorf("listen on %s: %w", cfg.Bind, err))
+			return fail(err)
 		}
+		t := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: layer, MaxPool: 3, Timeout: 10 * time.Second, Logger: rc.Logger,
+		})
 		g.closer = append(g.closer, t)
 		trans = t
 	}
@@ -564,3 +577,55 @@ func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s fsmSnapshot) Release() {}
+
+// Voters returns the group's current configuration as this voter knows it
+// (the latest configuration entry in its log, committed or not, as
+// hashicorp/raft's GetConfiguration reports it), voters only.
+func (g *Group) Voters() ([]Peer, error) {
+	if g.closed.Load() {
+		return nil, ErrClosed
+	}
+	f := g.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	var out []Peer
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			out = append(out, Peer{ID: string(s.ID), Address: string(s.Address)})
+		}
+	}
+	return out, nil
+}
+
+// AddVoter adds the voter id at Raft address addr to the group, or updates
+// its address if id is already a voter, and waits until the new
+// configuration is committed (hashicorp/raft's AddVoter: one server at a
+// time, Ongaro's dissertation §4.1, "Cluster membership changes"). The new
+// voter catches up from the leader's log or a snapshot. It must be called on
+// the leader.
+//
+// Errors: a *NotLeaderError when this voter is not the leader; an error
+// wrapping ErrOutcomeUnknown when leadership was lost or ctx ended while the
+// change was in flight (read Voters before retrying); ErrClosed.
+func (g *Group) AddVoter(ctx context.Context, id, addr string) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	if id == "" || addr == "" {
+		return errors.New("replica: AddVoter needs a voter ID and a Raft address")
+	}
+	return g.wait(ctx, g.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, enqueueTimeout(ctx)))
+}
+
+// RemoveVoter removes the voter id from the group and waits until the new
+// configuration is committed (hashicorp/raft's RemoveServer). Removing the
+// leader itself makes it step down once the change commits. Removing an ID
+// that is not in the configuration is a no-op that still commits. Errors as
+// for AddVoter.
+func (g *Group) RemoveVoter(ctx context.Context, id string) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	return g.wait(ctx, g.raft.RemoveServer(raft.ServerID(id), 0, enqueueTimeout(ctx)))
+}
