@@ -3,6 +3,8 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +18,8 @@ import (
 
 // AdminPrefix is where a voter serves the group's membership:
 //
-//	GET    /v1/cluster                 this voter's view: {"id", "leader", "voters": [{"id", "raft", "url"}]}
+//	GET    /v1/cluster                 this voter's view: {"id", "leader", "applied", "voters": [{"id", "raft", "url"}]}
+//	GET    /v1/cluster?digest=1        the same with "digest": SHA-256 of this voter's state (its snapshot)
 //	POST   /v1/cluster/voters          {"id": "D", "raft": "host:port"}: add voter D (hashicorp/raft AddVoter)
 //	DELETE /v1/cluster/voters/<id>     remove voter id (hashicorp/raft RemoveServer)
 //
@@ -37,8 +40,16 @@ type VoterInfo struct {
 
 // ClusterView is the answer of GET /v1/cluster.
 type ClusterView struct {
-	ID     string      `json:"id"`               // the voter that answered
-	Leader string      `json:"leader,omitempty"` // "" while none is known
+	ID     string `json:"id"`               // the voter that answered
+	Leader string `json:"leader,omitempty"` // "" while none is known
+	// Applied is the index of the last log entry this voter applied;
+	// voters with the same Applied hold the same state (Raft §5.4, State
+	// Machine Safety).
+	Applied uint64 `json:"applied"`
+	// Digest, when asked for, is the hex SHA-256 of this voter's snapshot
+	// (the directory and every stream): equal on voters with equal
+	// Applied. It costs a full snapshot: ask only when diagnosing.
+	Digest string      `json:"digest,omitempty"`
 	Voters []VoterInfo `json:"voters"`
 }
 
@@ -53,7 +64,7 @@ func (c *Cluster) view(nd *Node) (ClusterView, error) {
 	if err != nil {
 		return ClusterView{}, err
 	}
-	v := ClusterView{ID: nd.ID, Voters: []VoterInfo{}}
+	v := ClusterView{ID: nd.ID, Voters: []VoterInfo{}, Applied: nd.Group.Status().Applied}
 	v.Leader, _ = nd.Group.Leader()
 	urls := nd.m.URLs()
 	for _, p := range peers {
@@ -72,6 +83,9 @@ func (c *Cluster) admin(nd *Node) http.Handler {
 		switch {
 		case path == AdminPrefix && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 			v, err := c.view(nd)
+			if err == nil && r.URL.Query().Get("digest") != "" {
+				v.Digest, err = nd.digest()
+			}
 			if err != nil {
 				adminError(w, http.StatusServiceUnavailable, "%v", err)
 				return
@@ -152,6 +166,17 @@ func (c *Cluster) change(w http.ResponseWriter, r *http.Request, nd *Node, body 
 }
 
 const adminForwarded = "Cluster-Forwarded-By"
+
+// digest hashes the voter's snapshot, taken at some applied index; callers
+// compare digests of voters that stopped applying (no writes in flight).
+func (nd *Node) digest() (string, error) {
+	b, err := nd.m.Snapshot()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -73,6 +73,10 @@ type Options struct {
 	BodyTimeout, WriteTimeout time.Duration
 	// Raft timing (see replica.Config); zero: hashicorp/raft's defaults.
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
+	// Snapshots and log compaction (see replica.Config); zero:
+	// hashicorp/raft's defaults.
+	SnapshotThreshold, TrailingLogs uint64
+	SnapshotInterval                time.Duration
 }
 
 // Node is one voter: its machine, its Raft group and its HTTP server.
@@ -281,7 +285,8 @@ func startOne(opts Options) (*Cluster, error) {
 func (c *Cluster) raftConfig(opts Options, id string, voters []replica.Peer) replica.Config {
 	return replica.Config{ID: id, Voters: voters,
 		HeartbeatTimeout: opts.HeartbeatTimeout, ElectionTimeout: opts.ElectionTimeout,
-		LeaderLeaseTimeout: opts.LeaderLeaseTimeout}
+		LeaderLeaseTimeout: opts.LeaderLeaseTimeout, SnapshotThreshold: opts.SnapshotThreshold,
+		TrailingLogs: opts.TrailingLogs, SnapshotInterval: opts.SnapshotInterval}
 }
 
 // add opens one voter and its HTTP listener (not yet serving).

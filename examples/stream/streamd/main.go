@@ -58,10 +58,17 @@ func main() {
 	url := flag.String("url", "", "with -id: the HTTP base URL other voters forward to (default http://<-addr>)")
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
 	maxBody := flag.Int64("max-body", 1<<20, "largest request body in bytes (larger: 413)")
+	heartbeat := flag.Duration("raft-heartbeat", 0, "Raft heartbeat timeout: a follower that hears no leader this long starts an election (0: hashicorp/raft's 1s)")
+	election := flag.Duration("raft-election", 0, "Raft election timeout (0: hashicorp/raft's 1s)")
+	lease := flag.Duration("raft-lease", 0, "Raft leader lease: a leader that reaches no quorum this long steps down (0: hashicorp/raft's 500ms)")
+	snapThreshold := flag.Uint64("snapshot-threshold", 0, "log entries after which a snapshot compacts the log (0: hashicorp/raft's 8192)")
+	trailing := flag.Uint64("trailing-logs", 0, "log entries kept after a snapshot, for slow followers (0: hashicorp/raft's 10240)")
+	snapInterval := flag.Duration("snapshot-interval", 0, "how often the snapshot threshold is checked (0: hashicorp/raft's 120s)")
 	flag.Parse()
 
 	opts := node.Options{Voters: *cluster, Dir: *data, HTTPAddr: *addr, RaftAddr: *raftAddr,
-		LongPoll: *longPoll, MaxBody: *maxBody}
+		LongPoll: *longPoll, MaxBody: *maxBody, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
+		LeaderLeaseTimeout: *lease, SnapshotThreshold: *snapThreshold, TrailingLogs: *trailing, SnapshotInterval: *snapInterval}
 	if *id != "" {
 		if *cluster != 1 {
 			log.Fatalf("streamd: -id runs one voter per process; -cluster %d runs voters in this process: give one of them", *cluster)
