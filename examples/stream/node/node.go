@@ -314,6 +314,7 @@ func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr, url string) er
 		NewLeader: c.newLeader(nd)}
 	mux := http.NewServeMux()
 	mux.Handle(AdminPrefix, c.admin(nd))
+	mux.Handle(AdminPrefix+"/", c.admin(nd))
 	mux.Handle("/", nd.Server)
 	nd.http = &http.Server{Handler: mux, ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, 10*time.Second),
 		IdleTimeout: orDefault(opts.IdleTimeout, 2*time.Minute)}
