@@ -59,9 +59,10 @@ type Options struct {
 	// Dir/raft-peers and every later start uses those (the voters' stored
 	// configuration names them), whatever RaftAddr says.
 	RaftAddr string
-	// LongPoll, MaxBody: see server.Server.
-	LongPoll time.Duration
-	MaxBody  int64
+	// LongPoll, MaxBody, MaxProducerID: see server.Server.
+	LongPoll      time.Duration
+	MaxBody       int64
+	MaxProducerID int
 	// ReadHeaderTimeout bounds the time a client may take to send a
 	// request's header (default 10s); IdleTimeout how long a kept-alive
 	// connection may sit between requests (default 2m). Both cut off
@@ -311,7 +312,7 @@ func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr, url string) er
 	}
 	nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
 		BodyTimeout: opts.BodyTimeout, WriteTimeout: opts.WriteTimeout, Redirect: c.redirect(nd), Forward: true,
-		NewLeader: c.newLeader(nd)}
+		NewLeader: c.newLeader(nd), BaseURL: nd.URL, MaxProducerID: opts.MaxProducerID}
 	mux := http.NewServeMux()
 	mux.Handle(AdminPrefix, c.admin(nd))
 	mux.Handle(AdminPrefix+"/", c.admin(nd))

@@ -58,6 +58,7 @@ func main() {
 	url := flag.String("url", "", "with -id: the HTTP base URL other voters forward to (default http://<-addr>)")
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
 	maxBody := flag.Int64("max-body", 1<<20, "largest request body in bytes (larger: 413)")
+	maxProducerID := flag.Int("max-producer-id", 256, "longest Producer-Id in bytes (longer: 400)")
 	heartbeat := flag.Duration("raft-heartbeat", 0, "Raft heartbeat timeout: a follower that hears no leader this long starts an election (0: hashicorp/raft's 1s)")
 	election := flag.Duration("raft-election", 0, "Raft election timeout (0: hashicorp/raft's 1s)")
 	lease := flag.Duration("raft-lease", 0, "Raft leader lease: a leader that reaches no quorum this long steps down (0: hashicorp/raft's 500ms)")
@@ -67,7 +68,7 @@ func main() {
 	flag.Parse()
 
 	opts := node.Options{Voters: *cluster, Dir: *data, HTTPAddr: *addr, RaftAddr: *raftAddr,
-		LongPoll: *longPoll, MaxBody: *maxBody, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
+		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
 		LeaderLeaseTimeout: *lease, SnapshotThreshold: *snapThreshold, TrailingLogs: *trailing, SnapshotInterval: *snapInterval}
 	if *id != "" {
 		if *cluster != 1 {
