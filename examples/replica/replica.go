@@ -171,6 +171,14 @@ var ErrNotLeader = errors.New("replica: not the leader")
 // unique serial number for this; the stream uses producer sequence numbers).
 var ErrOutcomeUnknown = errors.New("replica: outcome unknown")
 
+// ErrLeadershipTransfer is returned (wrapped, errors.Is) by Apply,
+// LeaderRead and the membership calls while this voter, the leader, is
+// handing its leadership to another voter (TransferLeadership, hashicorp/raft
+// LeadershipTransfer): nothing was proposed, and the voter still names
+// itself as leader, so the right answer is "retry in a moment", not "go to
+// the leader".
+var ErrLeadershipTransfer = errors.New("replica: leadership transfer in progress")
+
 // ErrClosed is returned by calls on a closed Group. An Apply in flight when
 // the Group closes returns an error matching both ErrClosed and
 // ErrOutcomeUnknown: its command may still be committed by the others.
@@ -407,7 +415,9 @@ func (g *Group) wait(ctx context.Context, f raft.Future) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+	case errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("replica: voter %s: %w", g.id, ErrLeadershipTransfer)
+	case errors.Is(err, raft.ErrNotLeader):
 		leader, _ := g.Leader()
 		return &NotLeaderError{ID: g.id, Leader: leader}
 	case errors.Is(err, raft.ErrEnqueueTimeout):
@@ -577,6 +587,19 @@ func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s fsmSnapshot) Release() {}
+
+// TransferLeadership asks this voter, the leader, to hand its leadership to
+// the most up-to-date other voter (hashicorp/raft LeadershipTransfer, after
+// Ongaro's dissertation §3.10) and waits until it is done or has failed.
+// While it runs, Apply and LeaderRead on this voter return
+// ErrLeadershipTransfer. Errors: a *NotLeaderError when this voter does not
+// lead; ErrClosed.
+func (g *Group) TransferLeadership(ctx context.Context) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	return g.wait(ctx, g.raft.LeadershipTransfer())
+}
 
 // Voters returns the group's current configuration as this voter knows it
 // (the latest configuration entry in its log, committed or not, as

@@ -22,6 +22,7 @@ import (
 //	GET    /v1/cluster?digest=1        the same with "digest": SHA-256 of this voter's state (its snapshot)
 //	POST   /v1/cluster/voters          {"id": "D", "raft": "host:port"}: add voter D (hashicorp/raft AddVoter)
 //	DELETE /v1/cluster/voters/<id>     remove voter id (hashicorp/raft RemoveServer)
+//	POST   /v1/cluster/transfer        hand leadership to another voter (hashicorp/raft LeadershipTransfer)
 //
 // A change runs on the leader: a follower forwards it there. It answers 200
 // with the new view once the new configuration is committed; 400 for a
@@ -105,6 +106,8 @@ func (c *Cluster) admin(nd *Node) http.Handler {
 				return
 			}
 			c.change(w, r, nd, body, func(ctx context.Context) error { return nd.Group.AddVoter(ctx, req.ID, req.Raft) })
+		case path == AdminPrefix+"/transfer" && r.Method == http.MethodPost:
+			c.change(w, r, nd, nil, nd.Group.TransferLeadership)
 		case strings.HasPrefix(path, AdminPrefix+"/voters/") && r.Method == http.MethodDelete:
 			id := strings.TrimPrefix(path, AdminPrefix+"/voters/")
 			c.change(w, r, nd, nil, func(ctx context.Context) error {
@@ -115,8 +118,8 @@ func (c *Cluster) admin(nd *Node) http.Handler {
 				return err
 			})
 		default:
-			adminError(w, http.StatusNotFound, "no admin endpoint %s %s: see GET %s, POST %s/voters, DELETE %s/voters/<id>",
-				r.Method, r.URL.Path, AdminPrefix, AdminPrefix, AdminPrefix)
+			adminError(w, http.StatusNotFound, "no admin endpoint %s %s: see GET %s, POST %s/voters, DELETE %s/voters/<id>, POST %s/transfer",
+				r.Method, r.URL.Path, AdminPrefix, AdminPrefix, AdminPrefix, AdminPrefix)
 		}
 	})
 }

@@ -375,34 +375,45 @@ const electionWait = 5 * time.Second
 const maxRetries = 5
 
 func (a applier) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
-	for i := 0; ; i++ {
-		res, err := a.g.Apply(ctx, cmd)
-		retry, rerr := a.retry(ctx, err)
-		if !retry {
-			return res, rerr
-		}
-		if i == maxRetries {
-			return nil, err
-		}
-	}
+	var res []byte
+	err := a.loop(ctx, func() (err error) { res, err = a.g.Apply(ctx, cmd); return err })
+	return res, err
 }
 
 func (a applier) LeaderRead(ctx context.Context) error {
-	for i := 0; ; i++ {
-		err := a.g.LeaderRead(ctx)
+	return a.loop(ctx, func() error { return a.g.LeaderRead(ctx) })
+}
+
+// loop runs call until retry says stop: at most maxRetries retries after
+// elections, and retries during a leadership transfer for at most
+// electionWait.
+func (a applier) loop(ctx context.Context, call func() error) error {
+	transferUntil := time.Now().Add(electionWait)
+	for i := 0; ; {
+		err := call()
 		retry, rerr := a.retry(ctx, err)
 		if !retry {
 			return rerr
 		}
+		if errors.Is(err, replica.ErrLeadershipTransfer) {
+			if time.Now().After(transferUntil) {
+				return err
+			}
+			continue
+		}
 		if i == maxRetries {
 			return err
 		}
+		i++
 	}
 }
 
 // retry reports whether to try again here; otherwise it returns the error to
 // report, with the leader named when one became known.
 func (a applier) retry(ctx context.Context, err error) (bool, error) {
+	if errors.Is(err, replica.ErrLeadershipTransfer) {
+		return a.afterTransfer(ctx, err)
+	}
 	var nl *replica.NotLeaderError
 	if !errors.As(err, &nl) {
 		return false, err
@@ -435,6 +446,24 @@ func (c *Cluster) leaderURL(nd *Node, id string) (string, bool) {
 		return o.URL, true
 	}
 	return "", false
+}
+
+// afterTransfer handles a refusal because this voter is handing its
+// leadership over: it waits 10 ms, then sends the call to the new leader
+// when another voter leads (a NotLeaderError naming it), and otherwise has
+// it retried here (the transfer may still run, or may have failed and left
+// this voter leading). Nothing was proposed. Apply and LeaderRead bound
+// these retries by electionWait.
+func (a applier) afterTransfer(ctx context.Context, err error) (bool, error) {
+	select {
+	case <-ctx.Done():
+		return false, err
+	case <-time.After(10 * time.Millisecond):
+	}
+	if leader, ok := a.g.Leader(); ok && leader != a.g.ID() {
+		return false, &replica.NotLeaderError{ID: a.g.ID(), Leader: leader}
+	}
+	return true, nil
 }
 
 // redirect maps nd's NotLeaderError to the leader's base URL. A leader
