@@ -28,6 +28,14 @@ const (
 	// restore from an older snapshot). Producers holding the old token are
 	// refused with ErrStaleIncarnation until they take the new history.
 	OpReincarnate Op = "reincarnate"
+	// OpSweep reclaims, at the command's Now, every stream that has expired
+	// (Stream-TTL, Stream-Expires-At) and, when ProducerTTL > 0, every
+	// producer id with no accepted append for ProducerTTL (PROTOCOL.md
+	// 5.2.1 recommends keeping producer state for 7 days). The leader
+	// proposes it from time to time, so every voter forgets the same
+	// streams and producers at the same index of the log, whether or not a
+	// later command touches their names.
+	OpSweep Op = "sweep"
 )
 
 // Producer names an idempotent producer's append: the Producer-Id,
@@ -78,6 +86,10 @@ type Command struct {
 	Producer    *Producer `json:"producer,omitempty"`
 	StreamSeq   string    `json:"streamSeq,omitempty"`
 	Incarnation string    `json:"incarnation,omitempty"`
+
+	// Sweep: how long a producer id may go without an accepted append
+	// before it is forgotten, in nanoseconds (0: producers are kept).
+	ProducerTTL int64 `json:"producerTTL,omitempty"`
 }
 
 // ErrBadCommand is returned (wrapped) by DecodeCommand for bytes that are not
@@ -101,7 +113,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		return Command{}, fmt.Errorf("%w: %v", ErrBadCommand, err)
 	}
 	switch c.Op {
-	case OpCreate, OpAppend, OpDelete, OpTouch, OpReincarnate:
+	case OpCreate, OpAppend, OpDelete, OpTouch, OpReincarnate, OpSweep:
 	default:
 		return Command{}, fmt.Errorf("%w: unknown op %q", ErrBadCommand, c.Op)
 	}

@@ -74,6 +74,12 @@ type Options struct {
 	BodyTimeout, WriteTimeout time.Duration
 	// Raft timing (see replica.Config); zero: hashicorp/raft's defaults.
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
+	// ProducerTTL is how long a producer id is kept without an accepted
+	// append (default 7 days, PROTOCOL.md 5.2.1's recommendation; negative:
+	// for ever). SweepInterval is how often the leader checks for expired
+	// streams and idle producers and, when there are any, commits an
+	// OpSweep that removes them on every voter (default 1 minute).
+	ProducerTTL, SweepInterval time.Duration
 	// Snapshots and log compaction (see replica.Config); zero:
 	// hashicorp/raft's defaults.
 	SnapshotThreshold, TrailingLogs uint64
@@ -93,6 +99,8 @@ type Node struct {
 	stop    chan struct{}
 	done    chan struct{}
 	served  bool
+
+	producerTTL, sweepEvery time.Duration
 }
 
 // Cluster is the voters of one stream group that run in this process.
@@ -293,7 +301,11 @@ func (c *Cluster) raftConfig(opts Options, id string, voters []replica.Peer) rep
 // add opens one voter and its HTTP listener (not yet serving).
 func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr, url string) error {
 	m := newMachine()
-	nd := &Node{ID: cfg.ID, Machine: m.Machine, m: m, stop: make(chan struct{}), done: make(chan struct{})}
+	nd := &Node{ID: cfg.ID, Machine: m.Machine, m: m, stop: make(chan struct{}), done: make(chan struct{}),
+		producerTTL: orDefault(opts.ProducerTTL, 7*24*time.Hour), sweepEvery: orDefault(opts.SweepInterval, time.Minute)}
+	if opts.ProducerTTL < 0 {
+		nd.producerTTL = 0
+	}
 	g, err := replica.Open(cfg, m)
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
@@ -331,13 +343,16 @@ func (c *Cluster) serve() {
 	}
 }
 
-// announce runs while the voter is open: whenever it leads and the log's
+// announce runs while the voter is open. Whenever it leads and the log's
 // directory does not map it to its URL, it commits that mapping, so that
-// followers in other processes can forward to it.
+// followers in other processes can forward to it; and every sweepEvery, when
+// some stream has expired or some producer has been idle for producerTTL,
+// it commits an OpSweep stamped with its clock.
 func (nd *Node) announce() {
 	defer close(nd.done)
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
+	lastSweep := time.Now()
 	for {
 		select {
 		case <-nd.stop:
@@ -347,12 +362,21 @@ func (nd *Node) announce() {
 		if !nd.Group.IsLeader() {
 			continue
 		}
-		if u, ok := nd.m.URL(nd.ID); ok && u == nd.URL {
+		if u, ok := nd.m.URL(nd.ID); !ok || u != nd.URL {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			nd.Group.Apply(ctx, encodeDir(dirEntry{ID: nd.ID, URL: nd.URL}))
+			cancel()
+		}
+		if time.Since(lastSweep) < nd.sweepEvery {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		nd.Group.Apply(ctx, encodeDir(dirEntry{ID: nd.ID, URL: nd.URL}))
-		cancel()
+		lastSweep = time.Now()
+		now := time.Now().UnixNano()
+		if nd.Machine.NeedsSweep(now, int64(nd.producerTTL)) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			nd.Group.Apply(ctx, stream.Command{Op: stream.OpSweep, Now: now, ProducerTTL: int64(nd.producerTTL)}.Encode())
+			cancel()
+		}
 	}
 }
 

@@ -59,6 +59,8 @@ func main() {
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
 	maxBody := flag.Int64("max-body", 1<<20, "largest request body in bytes (larger: 413)")
 	maxProducerID := flag.Int("max-producer-id", 256, "longest Producer-Id in bytes (longer: 400)")
+	producerTTL := flag.Duration("producer-ttl", 7*24*time.Hour, "forget a producer id after this long without an accepted append (PROTOCOL.md 5.2.1 recommends 7 days; negative: never)")
+	sweepInterval := flag.Duration("sweep-interval", time.Minute, "how often the leader reclaims expired streams and idle producers through the log")
 	heartbeat := flag.Duration("raft-heartbeat", 0, "Raft heartbeat timeout: a follower that hears no leader this long starts an election (0: hashicorp/raft's 1s)")
 	election := flag.Duration("raft-election", 0, "Raft election timeout (0: hashicorp/raft's 1s)")
 	lease := flag.Duration("raft-lease", 0, "Raft leader lease: a leader that reaches no quorum this long steps down (0: hashicorp/raft's 500ms)")
@@ -68,7 +70,7 @@ func main() {
 	flag.Parse()
 
 	opts := node.Options{Voters: *cluster, Dir: *data, HTTPAddr: *addr, RaftAddr: *raftAddr,
-		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
+		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, ProducerTTL: *producerTTL, SweepInterval: *sweepInterval, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
 		LeaderLeaseTimeout: *lease, SnapshotThreshold: *snapThreshold, TrailingLogs: *trailing, SnapshotInterval: *snapInterval}
 	if *id != "" {
 		if *cluster != 1 {
