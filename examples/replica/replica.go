@@ -66,6 +66,20 @@ type Machine interface {
 
 // ANCHOR_END: machine
 
+// StreamSnapshotter is implemented by a Machine whose state is too large to
+// hold twice in memory as one []byte. The Group then uses it instead of
+// Snapshot and Restore: CaptureSnapshot is called on the Apply goroutine and
+// must capture the state cheaply (without copying its bulk, for example by
+// keeping references to data that is never changed once written); the
+// function it returns is called once, concurrently with later Applies, and
+// writes the snapshot straight into Raft's snapshot store (a file on disk
+// with Config.Dir). ReadSnapshot replaces the whole state with one read from
+// r; it must accept what the written snapshots hold.
+type StreamSnapshotter interface {
+	CaptureSnapshot() func(w io.Writer) error
+	ReadSnapshot(r io.Reader) error
+}
+
 // Peer names one voter of the initial configuration: ID is its Raft server
 // ID (unique in the group, e.g. "A"), Address is its Raft transport address
 // (host:port for the TCP transport; any unique string for raft's in-memory
@@ -552,6 +566,9 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 }
 
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if ss, ok := f.m.(StreamSnapshotter); ok {
+		return streamSnapshot{applied: f.applied.Load(), write: ss.CaptureSnapshot()}, nil
+	}
 	b, err := f.m.Snapshot()
 	if err != nil {
 		return nil, err
@@ -562,6 +579,17 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	if ss, ok := f.m.(StreamSnapshotter); ok {
+		var head [8]byte
+		if _, err := io.ReadFull(rc, head[:]); err != nil {
+			return fmt.Errorf("replica: snapshot shorter than its 8-byte header: %w", err)
+		}
+		if err := ss.ReadSnapshot(rc); err != nil {
+			return err
+		}
+		f.applied.Store(binary.BigEndian.Uint64(head[:]))
+		return nil
+	}
 	b, err := io.ReadAll(rc)
 	if err != nil {
 		return err
@@ -587,6 +615,28 @@ func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s fsmSnapshot) Release() {}
+
+// streamSnapshot writes the 8-byte applied index and then the machine's
+// streamed snapshot into the sink, without building it in memory.
+type streamSnapshot struct {
+	applied uint64
+	write   func(io.Writer) error
+}
+
+func (s streamSnapshot) Persist(sink raft.SnapshotSink) error {
+	head := binary.BigEndian.AppendUint64(nil, s.applied)
+	if _, err := sink.Write(head); err != nil {
+		sink.Cancel()
+		return err
+	}
+	if err := s.write(sink); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s streamSnapshot) Release() {}
 
 // TransferLeadership asks this voter, the leader, to hand its leadership to
 // the most up-to-date other voter (hashicorp/raft LeadershipTransfer, after

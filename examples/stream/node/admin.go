@@ -23,6 +23,7 @@ import (
 //	POST   /v1/cluster/voters          {"id": "D", "raft": "host:port"}: add voter D (hashicorp/raft AddVoter)
 //	DELETE /v1/cluster/voters/<id>     remove voter id (hashicorp/raft RemoveServer)
 //	POST   /v1/cluster/transfer        hand leadership to another voter (hashicorp/raft LeadershipTransfer)
+//	POST   /v1/cluster/snapshot        snapshot this voter's state now and compact its log (any voter, not forwarded)
 //
 // A change runs on the leader: a follower forwards it there. It answers 200
 // with the new view once the new configuration is committed; 400 for a
@@ -47,9 +48,9 @@ type ClusterView struct {
 	// voters with the same Applied hold the same state (Raft §5.4, State
 	// Machine Safety).
 	Applied uint64 `json:"applied"`
-	// Digest, when asked for, is the hex SHA-256 of this voter's snapshot
-	// (the directory and every stream): equal on voters with equal
-	// Applied. It costs a full snapshot: ask only when diagnosing.
+	// Digest, when asked for, is the hex SHA-256 of this voter's streamed
+	// snapshot (the directory and every stream): equal on voters with
+	// equal Applied. It reads the whole state: ask only when diagnosing.
 	Digest string      `json:"digest,omitempty"`
 	Voters []VoterInfo `json:"voters"`
 }
@@ -106,6 +107,17 @@ func (c *Cluster) admin(nd *Node) http.Handler {
 				return
 			}
 			c.change(w, r, nd, body, func(ctx context.Context) error { return nd.Group.AddVoter(ctx, req.ID, req.Raft) })
+		case path == AdminPrefix+"/snapshot" && r.Method == http.MethodPost:
+			if err := nd.Group.Snapshot(); err != nil {
+				adminError(w, http.StatusConflict, "voter %s: snapshot: %v", nd.ID, err)
+				return
+			}
+			v, err := c.view(nd)
+			if err != nil {
+				adminError(w, http.StatusServiceUnavailable, "%v", err)
+				return
+			}
+			writeJSON(w, v)
 		case path == AdminPrefix+"/transfer" && r.Method == http.MethodPost:
 			c.change(w, r, nd, nil, nd.Group.TransferLeadership)
 		case strings.HasPrefix(path, AdminPrefix+"/voters/") && r.Method == http.MethodDelete:
@@ -118,8 +130,8 @@ func (c *Cluster) admin(nd *Node) http.Handler {
 				return err
 			})
 		default:
-			adminError(w, http.StatusNotFound, "no admin endpoint %s %s: see GET %s, POST %s/voters, DELETE %s/voters/<id>, POST %s/transfer",
-				r.Method, r.URL.Path, AdminPrefix, AdminPrefix, AdminPrefix, AdminPrefix)
+			adminError(w, http.StatusNotFound, "no admin endpoint %s %s: see GET %s, POST %s/voters, DELETE %s/voters/<id>, POST %s/transfer, POST %s/snapshot",
+				r.Method, r.URL.Path, AdminPrefix, AdminPrefix, AdminPrefix, AdminPrefix, AdminPrefix)
 		}
 	})
 }
@@ -173,12 +185,11 @@ const adminForwarded = "Cluster-Forwarded-By"
 // digest hashes the voter's snapshot, taken at some applied index; callers
 // compare digests of voters that stopped applying (no writes in flight).
 func (nd *Node) digest() (string, error) {
-	b, err := nd.m.Snapshot()
-	if err != nil {
+	h := sha256.New()
+	if err := nd.m.CaptureSnapshot()(h); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

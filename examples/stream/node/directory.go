@@ -1,9 +1,11 @@
 package node
 
 import (
+	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/ownership-book/ownership/examples/stream"
@@ -94,6 +96,54 @@ func (m *machine) Snapshot() ([]byte, error) {
 	out := binary.AppendUvarint([]byte{dirTag}, uint64(len(dir)))
 	out = append(out, dir...)
 	return append(out, st...), nil
+}
+
+// CaptureSnapshot is Snapshot's streamed form (replica.StreamSnapshotter):
+// the same header and directory, then the stream machine's streamed
+// snapshot, in which forks share their sources' bytes.
+func (m *machine) CaptureSnapshot() func(w io.Writer) error {
+	m.mu.RLock()
+	dir, err := json.Marshal(m.urls)
+	m.mu.RUnlock()
+	write := m.Machine.CaptureSnapshot()
+	return func(w io.Writer) error {
+		if err != nil {
+			return err
+		}
+		head := binary.AppendUvarint([]byte{dirTag}, uint64(len(dir)))
+		if _, err := w.Write(append(head, dir...)); err != nil {
+			return err
+		}
+		return write(w)
+	}
+}
+
+// ReadSnapshot restores what CaptureSnapshot or Snapshot wrote, or a
+// snapshot without the directory header (the stream machine's alone).
+func (m *machine) ReadSnapshot(r io.Reader) error {
+	br := bufio.NewReader(r)
+	urls := map[string]string{}
+	if b, err := br.Peek(1); err == nil && b[0] == dirTag {
+		br.Discard(1)
+		n, err := binary.ReadUvarint(br)
+		if err != nil || n > 1<<20 {
+			return fmt.Errorf("node: restore: malformed directory header")
+		}
+		dir := make([]byte, n)
+		if _, err := io.ReadFull(br, dir); err != nil {
+			return fmt.Errorf("node: restore: directory: %v", err)
+		}
+		if err := json.Unmarshal(dir, &urls); err != nil {
+			return fmt.Errorf("node: restore: malformed directory: %v", err)
+		}
+	}
+	if err := m.Machine.ReadSnapshot(br); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.urls = urls
+	m.mu.Unlock()
+	return nil
 }
 
 // Restore restores a Snapshot; a snapshot without the tag (written before
