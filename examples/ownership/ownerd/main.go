@@ -59,6 +59,8 @@ func main() {
 	ca := flag.String("ca", "", "with -id: directory holding ca.pem and ca.key (from -init-ca)")
 	initCADir := flag.String("init-ca", "", "write a new CA and the roster nodes' certificates to this directory, and exit")
 	validity := flag.Duration("ca-validity", 365*24*time.Hour, "with -init-ca: how long the CA and every certificate issued from it are valid")
+	join := flag.Bool("join", false, "with -id: do not bootstrap; -peers names the running voters to trust (and this one) until a leader adds this voter (POST /v1/cluster/voters on its -admin address)")
+	admin := flag.String("admin", "", "with -id: loopback address for the membership endpoints (GET /v1/cluster, POST /v1/cluster/voters, DELETE /v1/cluster/voters/<id>, POST /v1/cluster/transfer); \"\": none")
 	raftTimeout := flag.Duration("raft-timeout", 300*time.Millisecond, "with -id: Raft heartbeat, election and leader-lease timeout")
 	flag.Parse()
 	var err error
@@ -72,7 +74,7 @@ func main() {
 				err = errors.New("-id needs -ca (from -init-ca) and -data (this voter's Raft log)")
 			} else {
 				err = serveVoter(voterOptions{id: *id, addr: *addr, raftAddr: *raftAddr, data: *dir, ca: *ca,
-					peers: ps, timeout: *raftTimeout}, os.Stdout)
+					peers: ps, timeout: *raftTimeout, join: *join, admin: *admin}, os.Stdout)
 			}
 		}
 	default:

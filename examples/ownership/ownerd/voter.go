@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -79,6 +82,12 @@ type voterOptions struct {
 	id, addr, raftAddr, data, ca string
 	peers                        []replica.Peer
 	timeout                      time.Duration // Raft heartbeat, election and lease timeouts
+	// join: do not bootstrap; peers only names the voters to trust until
+	// this voter's log holds the group's configuration (a leader adds it
+	// with POST /v1/cluster/voters on its admin address).
+	join bool
+	// admin is the loopback address of the membership endpoints ("": none).
+	admin string
 }
 
 // parsePeers parses "v1=host:port,v2=host:port".
@@ -121,15 +130,45 @@ func serveVoter(o voterOptions, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-raft-addr: %w", err)
 	}
-	transport := service.RaftTransport(auth, peerCert, rl, o.peers)
+	// The voters trusted on the Raft port: -peers until the group is open,
+	// then the group's latest configuration (so that AddVoter and
+	// RemoveServer change who may connect), together with -peers while this
+	// voter has joined but not yet received the configuration.
+	var trusted atomic.Pointer[[]replica.Peer]
+	initial := slices.Clone(o.peers)
+	trusted.Store(&initial)
+	transport := service.NewRaftTransport(auth, peerCert, rl, func() []replica.Peer { return *trusted.Load() })
 	defer transport.Close()
 	m := service.NewMachine()
-	g, err := replica.Open(replica.Config{ID: o.id, Dir: o.data, Transport: transport, Voters: o.peers,
+	bootstrap := o.peers
+	if o.join {
+		bootstrap = nil
+	}
+	g, err := replica.Open(replica.Config{ID: o.id, Dir: o.data, Transport: transport, Voters: bootstrap,
 		HeartbeatTimeout: o.timeout, ElectionTimeout: o.timeout, LeaderLeaseTimeout: o.timeout}, m)
 	if err != nil {
 		return err
 	}
 	defer g.Close()
+	stopTrust := make(chan struct{})
+	defer close(stopTrust)
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if vs, err := g.Voters(); err == nil && len(vs) > 0 {
+				if o.join && !slices.ContainsFunc(vs, func(p replica.Peer) bool { return p.ID == o.id }) {
+					vs = append(vs, initial...) // not added yet: keep trusting -peers
+				}
+				trusted.Store(&vs)
+			}
+			select {
+			case <-stopTrust:
+				return
+			case <-t.C:
+			}
+		}
+	}()
 	srv := service.NewServer(service.NewRaftRegistry(g, m), r)
 	cert, err := auth.IssueServer(ownership.NodeID(o.id))
 	if err != nil {
@@ -143,6 +182,16 @@ func serveVoter(o voterOptions, w io.Writer) error {
 	go hs.ServeTLS(hl, "", "")
 	defer hs.Close()
 	fmt.Fprintf(w, "ownerd: voter %s serving on %s (Raft on %s)\n", o.id, hl.Addr(), rl.Addr())
+	if o.admin != "" {
+		al, err := listenLoopback(o.admin)
+		if err != nil {
+			return fmt.Errorf("-admin: %w", err)
+		}
+		as := &http.Server{Handler: adminHandler(g), ReadHeaderTimeout: 10 * time.Second}
+		go as.Serve(al)
+		defer as.Close()
+		fmt.Fprintf(w, "ownerd: voter %s membership admin on http://%s/v1/cluster\n", o.id, al.Addr())
+	}
 
 	// Whichever voter leads creates actor x for A, as -serve does, so that
 	// a new group has an actor to hand over.
