@@ -269,6 +269,14 @@ func (s *Stream) result(o Outcome) Result {
 }
 
 func (s *Stream) appendMessages(msgs [][]byte) {
+	// Grow once, at least doubling: append's own growth (1.25× for large
+	// slices) would copy the chunk headers of a many-message append many
+	// times over.
+	if need := len(s.Chunks) + len(msgs); need > cap(s.Chunks) {
+		grown := make([]Chunk, len(s.Chunks), max(need, 2*cap(s.Chunks)))
+		copy(grown, s.Chunks)
+		s.Chunks = grown
+	}
 	for _, m := range msgs {
 		if len(m) == 0 {
 			continue

@@ -316,26 +316,71 @@ func jsonMessages(b []byte, allowEmpty bool) ([][]byte, error) {
 	if !json.Valid(b) {
 		return nil, errors.New("body is not valid JSON")
 	}
-	var arr []json.RawMessage
-	if err := json.Unmarshal(b, &arr); err != nil {
-		return [][]byte{compact(b)}, nil // not an array: one message
+	// One compacted copy of the body; the messages are slices of it, so a
+	// body of many tiny values costs one buffer and one slice header per
+	// message, not an allocation per message.
+	var buf bytes.Buffer
+	buf.Grow(len(b))
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, err
 	}
-	if len(arr) == 0 && !allowEmpty {
+	c := buf.Bytes()
+	if len(c) == 0 || c[0] != '[' {
+		return [][]byte{c}, nil // not an array: one message
+	}
+	msgs := splitArray(c)
+	if len(msgs) == 0 && !allowEmpty {
 		return nil, errors.New("an append of an empty JSON array has no messages")
-	}
-	msgs := make([][]byte, len(arr))
-	for i, m := range arr {
-		msgs[i] = compact(m)
 	}
 	return msgs, nil
 }
 
-func compact(b []byte) []byte {
-	var out bytes.Buffer
-	if err := json.Compact(&out, b); err != nil {
-		return b
+// splitArray returns the elements of a compacted, valid JSON array as
+// slices of it.
+func splitArray(c []byte) [][]byte {
+	inner := c[1 : len(c)-1]
+	if len(inner) == 0 {
+		return [][]byte{}
 	}
-	return out.Bytes()
+	n := 1
+	depth, inStr, esc := 0, false, false
+	for _, ch := range inner {
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			esc, inStr = ch == '\\', ch != '"'
+		case ch == '"':
+			inStr = true
+		case ch == '[' || ch == '{':
+			depth++
+		case ch == ']' || ch == '}':
+			depth--
+		case ch == ',' && depth == 0:
+			n++
+		}
+	}
+	msgs := make([][]byte, 0, n)
+	start := 0
+	depth, inStr, esc = 0, false, false
+	for i, ch := range inner {
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			esc, inStr = ch == '\\', ch != '"'
+		case ch == '"':
+			inStr = true
+		case ch == '[' || ch == '{':
+			depth++
+		case ch == ']' || ch == '}':
+			depth--
+		case ch == ',' && depth == 0:
+			msgs = append(msgs, inner[start:i:i])
+			start = i + 1
+		}
+	}
+	return append(msgs, inner[start:len(inner):len(inner)])
 }
 
 // leaderRead makes the local machine current (a leader read) before a read
