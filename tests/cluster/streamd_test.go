@@ -256,6 +256,27 @@ func (c *cluster) leader(d time.Duration) *voter {
 	}
 }
 
+// leaderOtherThan waits until a running voter other than old says it
+// leads, and returns it.
+func (c *cluster) leaderOtherThan(old *voter, d time.Duration) *voter {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		for _, v := range c.voters {
+			if v == old || v.cmd == nil {
+				continue
+			}
+			if w, err := c.view(v, false); err == nil && w.Leader == v.id {
+				return v
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no voter but %s leads %v after %s was cut off", old.id, d, old.id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (c *cluster) follower(leader *voter) *voter {
 	for _, v := range c.voters {
 		if v != leader {
@@ -660,7 +681,10 @@ func TestStreamdCluster(t *testing.T) {
 		ld = c.leader(10 * time.Second)
 		c.isolate(ld)
 		faults = append(faults, "isolate leader "+ld.id)
-		pause(2 * time.Second)
+		// The cut took effect: the other two elect a leader among them.
+		nl := c.leaderOtherThan(ld, 10*time.Second)
+		faults = append(faults, "new leader "+nl.id)
+		pause(1500 * time.Millisecond)
 		c.isolate(nil)
 		faults = append(faults, fmt.Sprintf("heal, %s caught up in %v", ld.id, c.caughtUp(ld, 15*time.Second).Round(time.Millisecond)))
 

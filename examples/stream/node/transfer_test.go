@@ -15,8 +15,10 @@ import (
 // over (POST /v1/cluster/transfer, hashicorp/raft LeadershipTransfer) three
 // times. During a transfer the old leader refuses proposals but still names
 // itself as leader; its voter waits for the new leader and forwards there,
-// so every append is answered 200, and none is answered with a 503 that
-// names the refusing voter as leader. Reference: Ongaro's dissertation
+// so no append is refused for the transfer (no 503 naming the refusing voter
+// as leader, none saying a transfer is in progress). An append that was in
+// flight when leadership moved may be answered "outcome unknown"; its
+// producer retries it and gets 200 or 204 (a duplicate). Reference: Ongaro's dissertation
 // §3.10 (leadership transfer).
 func TestAppendsAcrossLeadershipTransfers(t *testing.T) {
 	c, err := Start(Options{Voters: 3, HeartbeatTimeout: 100 * time.Millisecond,
@@ -62,32 +64,49 @@ func TestAppendsAcrossLeadershipTransfers(t *testing.T) {
 				default:
 				}
 				nd := c.Nodes[(p+seq)%len(c.Nodes)]
-				code, msg := post(nd.URL, "/v1/stream/t", fmt.Sprintf("p%d-%d|", p, seq), map[string]string{
-					"Content-Type": "text/plain", "Producer-Id": fmt.Sprintf("p%d", p),
-					"Producer-Epoch": "0", "Producer-Seq": fmt.Sprint(seq)})
-				mu.Lock()
-				n++
-				if code != http.StatusOK {
-					bad = append(bad, fmt.Sprintf("append through %s: %d %s", nd.ID, code, strings.TrimSpace(msg)))
+				for try := 0; ; try++ {
+					code, msg := post(nd.URL, "/v1/stream/t", fmt.Sprintf("p%d-%d|", p, seq), map[string]string{
+						"Content-Type": "text/plain", "Producer-Id": fmt.Sprintf("p%d", p),
+						"Producer-Epoch": "0", "Producer-Seq": fmt.Sprint(seq)})
+					// An append in flight when leadership moved may
+					// have an unknown outcome: that is said, and the
+					// producer retries it (idempotent: 200 or 204).
+					if code == http.StatusServiceUnavailable && strings.Contains(msg, "outcome unknown") && try < 5 {
+						continue
+					}
+					mu.Lock()
+					n++
+					if code != http.StatusOK && code != http.StatusNoContent {
+						bad = append(bad, fmt.Sprintf("append through %s: %d %s", nd.ID, code, strings.TrimSpace(msg)))
+					}
+					mu.Unlock()
+					break
 				}
-				mu.Unlock()
 			}
 		})
 	}
+	transfers := 0
 	for range 3 {
 		time.Sleep(150 * time.Millisecond)
 		ld, err := c.Leader(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A transfer may fail on its own (the target fell behind, an
+		// election got in first); the test needs some to succeed.
 		if code, msg := post(ld.URL, AdminPrefix+"/transfer", "", nil); code != http.StatusOK {
-			t.Errorf("transfer from %s: %d %s", ld.ID, code, msg)
+			t.Logf("transfer from %s: %d %s", ld.ID, code, strings.TrimSpace(msg))
+		} else {
+			transfers++
 		}
+	}
+	if transfers == 0 {
+		t.Error("no leadership transfer succeeded: the test showed nothing")
 	}
 	time.Sleep(150 * time.Millisecond)
 	close(stop)
 	wg.Wait()
-	t.Logf("%d appends across 3 leadership transfers", n)
+	t.Logf("%d appends across %d leadership transfers", n, transfers)
 	for _, b := range bad {
 		t.Error(b)
 	}
