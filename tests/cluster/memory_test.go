@@ -15,19 +15,16 @@ import (
 	"time"
 )
 
-// TestStreamdMemory is a measurement, not a check: it starts three streamd
-// processes (one voter each) and prints each voter's resident set (VmRSS)
-// and peak (VmHWM) from /proc, and the size of its latest snapshot, after
-// 10,000 streams, after 100,000 producers of one byte each, and after a
-// 1 MB stream with 100 bodiless forks. It runs only with CLUSTER_MEMORY=1
-// (it takes a minute or two):
+// BenchmarkStreamdMemory is a measurement, not a check: it starts three
+// streamd processes (one voter each) and logs each voter's resident set
+// (VmRSS) and peak (VmHWM) from /proc, and the size of its latest snapshot,
+// after 10,000 streams, after 100,000 producers of one byte each, and after
+// a 1 MB stream with 100 bodiless forks; then it restarts one voter from its
+// snapshot and logs the same. It takes a minute or two:
 //
-//	CLUSTER_MEMORY=1 go test ./tests/cluster -run TestStreamdMemory -v
-func TestStreamdMemory(t *testing.T) {
-	if os.Getenv("CLUSTER_MEMORY") != "1" {
-		t.Skip("a measurement; run with CLUSTER_MEMORY=1")
-	}
-	bin := binary(t, "stream/streamd")
+//	go test ./tests/cluster -run '^$' -bench StreamdMemory -benchtime 1x -v
+func BenchmarkStreamdMemory(b *testing.B) {
+	bin := binary(b, "stream/streamd")
 	send := func(cl *http.Client, method, url string, h map[string]string, body []byte, want int) error {
 		req, _ := http.NewRequest(method, url, bytes.NewReader(body))
 		for k, v := range h {
@@ -44,8 +41,8 @@ func TestStreamdMemory(t *testing.T) {
 		}
 		return nil
 	}
-	scenario := func(name string, load func(t *testing.T, c *cluster, cl *http.Client)) {
-		t.Run(name, func(t *testing.T) {
+	scenario := func(name string, load func(t testing.TB, c *cluster, cl *http.Client)) {
+		b.Run(name, func(t *testing.B) {
 			c := newCluster(t, bin, "A", "B", "C")
 			for _, v := range c.voters {
 				v.args = append(v.args, "-max-body", "2000000", "-snapshot-interval", "200ms", "-snapshot-threshold", "1024")
@@ -104,7 +101,7 @@ func TestStreamdMemory(t *testing.T) {
 		return first
 	}
 	text := map[string]string{"Content-Type": "text/plain"}
-	scenario("10000 streams", func(t *testing.T, c *cluster, cl *http.Client) {
+	scenario("10000 streams", func(t testing.TB, c *cluster, cl *http.Client) {
 		ld := c.leader(10 * time.Second)
 		if err := parallel(10000, 32, func(i int) error {
 			return send(cl, "PUT", fmt.Sprintf("%s/v1/stream/s%05d", ld.url, i), text, []byte("0123456789"), 201)
@@ -112,7 +109,7 @@ func TestStreamdMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	scenario("100000 producers", func(t *testing.T, c *cluster, cl *http.Client) {
+	scenario("100000 producers", func(t testing.TB, c *cluster, cl *http.Client) {
 		ld := c.leader(10 * time.Second)
 		if err := send(cl, "PUT", ld.url+"/v1/stream/p", text, nil, 201); err != nil {
 			t.Fatal(err)
@@ -124,7 +121,7 @@ func TestStreamdMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	scenario("1 MB stream, 100 forks", func(t *testing.T, c *cluster, cl *http.Client) {
+	scenario("1 MB stream, 100 forks", func(t testing.TB, c *cluster, cl *http.Client) {
 		ld := c.leader(10 * time.Second)
 		if err := send(cl, "PUT", ld.url+"/v1/stream/big", map[string]string{"Content-Type": "application/octet-stream"},
 			bytes.Repeat([]byte("b"), 1_000_000), 201); err != nil {
@@ -140,7 +137,7 @@ func TestStreamdMemory(t *testing.T) {
 }
 
 // procMem returns VmRSS and VmHWM of pid in KiB.
-func procMem(t *testing.T, pid int) (rss, hwm int64) {
+func procMem(t testing.TB, pid int) (rss, hwm int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)

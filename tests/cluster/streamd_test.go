@@ -67,7 +67,7 @@ var (
 )
 
 // binary builds ./examples/<pkg> once per test binary and returns its path.
-func binary(t *testing.T, pkg string) string {
+func binary(t testing.TB, pkg string) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "cluster-bin-")
@@ -95,7 +95,7 @@ func TestMain(m *testing.M) {
 }
 
 // freePort returns a port free on ip now.
-func freePort(t *testing.T, ip string) string {
+func freePort(t testing.TB, ip string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
@@ -120,13 +120,13 @@ type voter struct {
 }
 
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	bin    string
 	voters []*voter
 	byIP   map[string]*voter
 }
 
-func newCluster(t *testing.T, bin string, ids ...string) *cluster {
+func newCluster(t testing.TB, bin string, ids ...string) *cluster {
 	c := &cluster{t: t, bin: bin, byIP: map[string]*voter{}}
 	root := t.TempDir()
 	var peers []string
