@@ -573,7 +573,7 @@ func (l *load) writer(w int, rng *rand.Rand) {
 			l.t.Errorf("writer %d: append %+v answered %+v", w, in, out)
 			return
 		}
-		time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
+		time.Sleep(time.Duration(4+rng.IntN(8)) * time.Millisecond) // keeps the history small enough for porcupine
 	}
 }
 
@@ -670,7 +670,14 @@ func TestStreamdCluster(t *testing.T) {
 		faults = append(faults, fmt.Sprintf("restart %s, caught up in %v", ld.id, c.caughtUp(ld, 15*time.Second).Round(time.Millisecond)))
 
 		pause(500 * time.Millisecond)
-		f := c.follower(c.leader(10 * time.Second))
+		// A follower other than the voter just restarted, when there is one.
+		cur := c.leader(10 * time.Second)
+		f := c.follower(cur)
+		for _, v := range c.voters {
+			if v != cur && v != ld {
+				f = v
+			}
+		}
 		c.kill(f)
 		faults = append(faults, "kill follower "+f.id)
 		pause(1500 * time.Millisecond)
