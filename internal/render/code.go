@@ -74,6 +74,9 @@ func (nr *nodeRenderer) fenced(w util.BufWriter, src []byte, node ast.Node, ente
 	ci.SrcURL = attrString(n, attrSrcURL)
 	ci.Try = attrString(n, attrTry)
 	writeCode(w, codeLines(n, src), ci)
+	if run := attrString(n, attrRun); run != "" {
+		_, _ = w.WriteString(run + "\n")
+	}
 	return ast.WalkSkipChildren, nil
 }
 

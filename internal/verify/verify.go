@@ -129,6 +129,10 @@ type Report struct {
 	// Claims lists every link naming a claim's check, in reading order,
 	// with whether its check passed (see claims.go).
 	Claims []Claim
+	// Programs lists every program a transcript runs with "$ go run
+	// ./examples/...", in reading order, as built for the browser (see
+	// wasm.go): runnable with its binary, or not with the reason.
+	Programs []Program
 }
 
 // Verify checks the book. A failure is returned as a diag.List naming file
@@ -227,6 +231,10 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 	}
 
+	for _, p := range programPackages(docs) {
+		add("wasm "+p, v.wasmJob(p))
+	}
+
 	claims, claimErrs := v.findClaims(docs)
 	errs = append(errs, claimErrs...)
 
@@ -246,6 +254,9 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 		errs = append(errs, r.errs...)
 		edits = append(edits, r.edits...)
+		if r.program != nil {
+			rep.Programs = append(rep.Programs, *r.program)
+		}
 	}
 	errs = append(errs, settled...)
 	if len(edits) > 0 {
@@ -319,10 +330,11 @@ type verifier struct {
 type job func(ctx context.Context) jobResult
 
 type jobResult struct {
-	checks []Check
-	errs   []*diag.Error
-	edits  []blessEdit
-	tests  *pkgTests // a package test's outcomes, for claims
+	checks  []Check
+	errs    []*diag.Error
+	edits   []blessEdit
+	tests   *pkgTests // a package test's outcomes, for claims
+	program *Program  // a wasm check's outcome
 }
 
 // runAll runs jobs on Workers goroutines and returns their results in the
