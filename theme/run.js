@@ -166,6 +166,7 @@
     };
     w.onerror = (e) => {
       e.preventDefault();
+      if (panel.worker !== w) return; // after the exit: see worker()
       finish();
       setStatus(panel, "Could not run the program: " + (e.message || "worker failed"), "error");
     };
@@ -186,6 +187,13 @@
   // worker runs one program: it loads wasm_exec.js and the binary, sends
   // each write to stdout or stderr as it happens, then the exit status.
   function worker() {
+    // A goroutine still sleeping when main returns leaves a timer behind;
+    // when it fires, wasm_exec.js throws "Go program has already exited".
+    // The program is over by then: that error is not the reader's.
+    let exited = false;
+    self.addEventListener("error", (e) => {
+      if (exited) e.preventDefault();
+    });
     self.onmessage = async (e) => {
       const { exec, wasm, name, args } = e.data;
       try {
@@ -210,6 +218,7 @@
         const { instance } = await WebAssembly.instantiate(bytes, go.importObject);
         postMessage({ loaded: performance.now() - t0 });
         await go.run(instance);
+        exited = true;
         postMessage({ exit: code });
       } catch (err) {
         postMessage({ error: String((err && err.message) || err) });

@@ -44,7 +44,7 @@ type pageData struct {
 	ThemeJS     string // the script that sets the remembered theme before the first paint
 	// RunJS is the script of the run panels (theme/run.js), "" on a page
 	// without any.
-	RunJS string
+	RunJS       string
 	SearchIndex string // the search index (JSON), relative to the page
 	SearchLib   string // the search library, relative to the page
 	IsIndex     bool
