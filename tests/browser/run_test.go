@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -232,6 +233,26 @@ func TestRunRealBook(t *testing.T) {
 	}
 	if ran < want {
 		t.Errorf("ran %d transcripts, fewer than the %d runnable programs", ran, want)
+	}
+
+	// A flag changes the output as the program says: figure8 -d2 prints
+	// the figure as D2 source, in the page as on the host.
+	tb.do(chromedp.EmulateViewport(1280, 900))
+	tb.navigate(srv.URL + "/raft.html")
+	i := eval[int](tb, `Array.from(document.querySelectorAll(".run[data-wasm]")).findIndex(function(p){return p.dataset.pkg === "./examples/raft/figure8";})`)
+	if i < 0 {
+		t.Fatal("raft.html has no run panel for ./examples/raft/figure8")
+	}
+	eval[bool](tb, fmt.Sprintf(`(document.querySelectorAll(".run[data-wasm]")[%d].querySelector('input[data-flag="d2"]').checked = true)`, i))
+	r := clickRun(tb, i)
+	cmd := exec.Command("go", "run", "./examples/raft/figure8", "-d2")
+	cmd.Dir = root
+	native, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run ./examples/raft/figure8 -d2: %v\n%s", err, native)
+	}
+	if r.Output != string(native) || r.State != "changed" {
+		t.Errorf("figure8 with -d2 in the page (%s: %s):\n%s\nwant what go run prints:\n%s", r.State, r.Status, r.Output, native)
 	}
 	checkRequests(t, tb, srv.URL)
 }
