@@ -128,8 +128,9 @@ func checkPrograms(t *testing.T, root string, res *build.Result, want map[string
 }
 
 // TestRunFixturePrograms builds the browser tests' run fixture (a
-// program with flags, one that fails, one that opens a socket) and checks
-// its programs (checkPrograms), and that a rebuild starts no wasm build.
+// program with flags, one that fails, one that opens a socket, one whose
+// js/wasm build fails) and checks its programs (checkPrograms), and that a
+// rebuild starts no wasm build.
 func TestRunFixturePrograms(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "run")
 	copyTree(t, filepath.Join("browser", "testdata", "run"), root)
@@ -139,8 +140,11 @@ func TestRunFixturePrograms(t *testing.T) {
 		build.PrintError(testWriter{t}, err)
 		t.Fatal("the run fixture does not build")
 	}
-	checkPrograms(t, root, res, map[string]bool{"./examples/count": true, "./examples/fail": true, "./examples/dial": false})
+	checkPrograms(t, root, res, map[string]bool{"./examples/count": true, "./examples/fail": true, "./examples/dial": false, "./examples/rlimit": false})
 	for _, p := range res.Report.Programs {
+		if p.Package == "./examples/rlimit" && !strings.Contains(p.Reason, "does not build for js/wasm: examples/rlimit/main.go:11:") {
+			t.Errorf("rlimit's reason %q does not give the build error at its file:line", p.Reason)
+		}
 		if p.Package == "./examples/count" {
 			var names []string
 			for _, f := range p.Flags {

@@ -247,7 +247,9 @@ func humanBytes(n int64) string {
 func RunCSS() []byte { return []byte(runCSS) }
 
 const runCSS = `
-.run { margin: -0.5rem 0 1rem; padding: 0.5rem 0.75rem; border: 1px solid var(--border); border-top: 0; border-radius: 0 0 6px 6px; background: var(--bg); font-size: 0.9rem; }
+.code-block:has(+ .run:not([hidden])), .code-block:has(+ .run-note) { margin-bottom: 0; }
+.code-block:has(+ .run:not([hidden])) pre.chroma, .code-block:has(+ .run-note) pre.chroma { border-bottom-left-radius: 0; border-bottom-right-radius: 0; }
+.run { margin: 0 0 1rem; padding: 0.5rem 0.75rem; border: 1px solid var(--border); border-top: 0; border-radius: 0 0 6px 6px; background: var(--bg); font-size: 0.9rem; }
 .run-bar { display: flex; flex-wrap: wrap; align-items: center; gap: 0.5rem 0.75rem; }
 .run-button { font: inherit; padding: 0.2rem 0.9rem; border: 1px solid var(--accent); border-radius: 6px; background: var(--accent); color: var(--bg); cursor: pointer; }
 .run-button:hover, .run-button:focus-visible { filter: brightness(1.1); }
@@ -262,6 +264,7 @@ const runCSS = `
 .run-flag input[type="text"] { font: 0.9em var(--font-mono); width: 10rem; max-width: 100%; padding: 0.1rem 0.3rem; border: 1px solid var(--border); border-radius: 4px; background: var(--code-bg); color: var(--fg); }
 .run-usage { color: var(--muted); }
 .run-output { margin: 0.5rem 0 0; padding: 0.6rem 0.75rem; max-height: 32rem; overflow: auto; background: var(--code-bg); color: var(--fg); border-radius: 6px; font: 0.85rem/1.45 var(--font-mono); white-space: pre; }
-.run-note { margin: -0.5rem 0 1rem; padding: 0.35rem 0.75rem; border: 1px solid var(--border); border-top: 0; border-radius: 0 0 6px 6px; color: var(--muted); font-size: 0.85rem; overflow-wrap: anywhere; }
+.run-note { margin: 0 0 1rem; padding: 0.35rem 0.75rem; border: 1px solid var(--border); border-top: 0; border-radius: 0 0 6px 6px; color: var(--muted); font-size: 0.85rem; overflow-wrap: anywhere; }
+@media (min-width: 900px) { .chapter .run, .chapter .run-note { margin-right: -2rem; } }
 @media print { .run { display: none; } }
 `

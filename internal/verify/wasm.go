@@ -142,8 +142,10 @@ func (v *verifier) wasmJob(pkg string) job {
 		v.logf("wasm %s: %s (%s)", pkg, describeProgram(prog), fmtDuration(elapsed))
 		r.checks = append(r.checks, Check{Kind: "wasm", Subject: pkg, Elapsed: elapsed})
 		r.program = prog
-		if prog.Runnable || strings.HasPrefix(prog.Reason, "imports net") {
-			// A failed build is not stored: failures are never cached.
+		{
+			// A program that cannot run in a browser is an outcome,
+			// not a failed check: it is stored like a binary, and
+			// found again until the files it was decided from change.
 			l, err := v.localDirs(ctx, nil, []string{pkg})
 			if err == nil {
 				_ = v.cache.store(&entry{Kind: "wasm", Subject: pkg, Key: key, Manifest: newManifest(v.root, l), Program: prog})
@@ -185,8 +187,11 @@ func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) 
 	if err != nil {
 		return nil, err
 	}
-	if res.ExitCode != 0 || res.TimedOut {
-		prog.Reason = "go list for js/wasm failed: " + firstLine(string(res.Stderr))
+	if res.TimedOut || res.OutputLimited {
+		return nil, fmt.Errorf("go list -deps for js/wasm: timed out after %s or printed too much", fmtDuration(listTimeout))
+	}
+	if res.ExitCode != 0 {
+		prog.Reason = "go list for js/wasm fails: " + firstLine(string(res.Stderr))
 		return prog, nil
 	}
 	imports := map[string][]string{}
@@ -224,7 +229,11 @@ func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) 
 	if err != nil {
 		return nil, err
 	}
-	if res.ExitCode != 0 || res.TimedOut {
+	if res.TimedOut || res.OutputLimited {
+		return nil, fmt.Errorf("go build for js/wasm: timed out after %s or printed too much", fmtDuration(wasmBuildTimeout))
+	}
+	if res.ExitCode != 0 {
+		// The compiler's first error, at its file:line.
 		prog.Reason = "does not build for js/wasm: " + firstLine(string(res.Output))
 		return prog, nil
 	}

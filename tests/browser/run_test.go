@@ -114,6 +114,7 @@ func runEveryPanel(t *testing.T, tb *tab, url string) []panelResult {
 			return b.getBoundingClientRect().width > 0 && s.color !== s.backgroundColor && o.color !== o.backgroundColor;})()`) {
 			t.Errorf("%s (%s): the Run button or the output is not visible", url, v.name)
 		}
+		eval[bool](tb, `(document.querySelector(".run[data-wasm]").scrollIntoView({block: "start"}), true)`)
 		tb.screenshot("run-" + strings.NewReplacer(", ", "-", " ", "-").Replace(v.name) + ".png")
 		tb.noConsoleErrors(url + " (" + v.name + ")")
 	}
@@ -121,7 +122,8 @@ func runEveryPanel(t *testing.T, tb *tab, url string) []panelResult {
 }
 
 // TestRunPanels builds testdata/run (a program with flags, one that exits
-// with status 3 and writes to stderr, one that opens a socket), serves it
+// with status 3 and writes to stderr, one that opens a socket, one that
+// does not build for js/wasm), serves it
 // with netlify.toml's headers and runs every program in Chromium: the
 // output streamed into the page must match the transcript, in both themes
 // and at phone width; changed flags must change the output as the program
@@ -144,6 +146,10 @@ func TestRunPanels(t *testing.T) {
 	note := eval[string](tb, `(document.querySelector(".run-note") || {}).textContent || ""`)
 	if !strings.Contains(note, "go run ./examples/dial") || !strings.Contains(note, "imports net") {
 		t.Errorf("the socket program's note is %q, want it named with the reason (imports net)", note)
+	}
+	notes := eval[string](tb, `Array.from(document.querySelectorAll(".run-note"), function(n){return n.textContent;}).join("\n")`)
+	if !strings.Contains(notes, "go run ./examples/rlimit): does not build for js/wasm: examples/rlimit/main.go:11:") {
+		t.Errorf("the notes %q do not say why rlimit cannot run, at file:line", notes)
 	}
 	if eval[bool](tb, `!!document.querySelector('.run[data-pkg="./examples/dial"]')`) {
 		t.Error("the socket program got a run panel")
@@ -176,8 +182,8 @@ func TestRunPanels(t *testing.T) {
 	if got := eval[int](nj, `Array.from(document.querySelectorAll(".run")).filter(function(p){return p.getClientRects().length > 0;}).length`); got != 0 {
 		t.Errorf("without JavaScript %d run panels are shown", got)
 	}
-	if got := eval[int](nj, `document.querySelectorAll('.code-block[data-lang="console"]').length`); got != 4 {
-		t.Errorf("without JavaScript %d transcripts, want 4", got)
+	if got := eval[int](nj, `document.querySelectorAll('.code-block[data-lang="console"]').length`); got != 5 {
+		t.Errorf("without JavaScript %d transcripts, want 5", got)
 	}
 	if !eval[bool](nj, `document.querySelector(".run-note").getClientRects().length > 0`) {
 		t.Error("without JavaScript the not-runnable note is hidden")
