@@ -26,6 +26,11 @@
 //   - parse: any other ```go block must parse as a Go file, as top-level
 //     declarations, or as statements in a function body. This runs in
 //     process.
+//   - wasm: each package a transcript runs with "$ go run ./examples/..."
+//     is built for the browser (GOOS=js GOARCH=wasm), or marked not
+//     runnable there with the reason (its import graph reaches package
+//     net, or the build fails at file:line); see wasm.go and
+//     Report.Programs. Neither outcome is a failure.
 //
 // A block whose info string has the "ignore" attribute is skipped and counted
 // in Report.Ignored.
@@ -111,7 +116,7 @@ type Progress struct {
 
 // Check is one verification that was run or found in the cache.
 type Check struct {
-	Kind    string // "vet", "test", "transcript", "compile", "parse"
+	Kind    string // "vet", "test", "transcript", "compile", "parse", "wasm"
 	Subject string // package path, or "book/ch.md:12"
 	Cached  bool
 	Elapsed time.Duration
