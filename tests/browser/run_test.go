@@ -110,9 +110,19 @@ func runEveryPanel(t *testing.T, tb *tab, url string) []panelResult {
 		if eval[bool](tb, `document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`) {
 			t.Errorf("%s (%s): the page scrolls sideways with the run panels open", url, v.name)
 		}
-		if !eval[bool](tb, `(function(){var b=document.querySelector(".run-button"), s=getComputedStyle(b), o=getComputedStyle(document.querySelector(".run-output"));
-			return b.getBoundingClientRect().width > 0 && s.color !== s.backgroundColor && o.color !== o.backgroundColor;})()`) {
-			t.Errorf("%s (%s): the Run button or the output is not visible", url, v.name)
+		// WCAG 2 contrast of the button's label, the output and the
+		// verdict against what is behind them: at least 4.5:1.
+		low := eval[string](tb, `(function(){
+			function lum(c){var m=c.match(/[\d.]+/g).slice(0,3).map(Number).map(function(v){v/=255;return v<=0.04045?v/12.92:Math.pow((v+0.055)/1.055,2.4);});return 0.2126*m[0]+0.7152*m[1]+0.0722*m[2];}
+			function ratio(a,b){var x=lum(a),y=lum(b);return (Math.max(x,y)+0.05)/(Math.min(x,y)+0.05);}
+			var p=document.querySelector(".run[data-wasm]"), pbg=getComputedStyle(p).backgroundColor;
+			var b=getComputedStyle(p.querySelector(".run-button")), o=getComputedStyle(p.querySelector(".run-output")), s=getComputedStyle(p.querySelector(".run-status"));
+			var out=[];
+			[["button",b.color,b.backgroundColor],["output",o.color,o.backgroundColor],["verdict",s.color,pbg]].forEach(function(c){var r=ratio(c[1],c[2]);if(!(r>=4.5))out.push(c[0]+" "+c[1]+" on "+c[2]+": "+r.toFixed(2));});
+			if (p.querySelector(".run-button").getBoundingClientRect().width === 0) out.push("button not shown");
+			return out.join("; ");})()`)
+		if low != "" {
+			t.Errorf("%s (%s): %s", url, v.name, low)
 		}
 		eval[bool](tb, `(document.querySelector(".run[data-wasm]").scrollIntoView({block: "start"}), true)`)
 		tb.screenshot("run-" + strings.NewReplacer(", ", "-", " ", "-").Replace(v.name) + ".png")
