@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ownership-book/ownership/internal/build"
+	"github.com/ownership-book/ownership/internal/serve"
 	"github.com/ownership-book/ownership/internal/verify"
 )
 
@@ -271,4 +273,74 @@ func TestRunRealBook(t *testing.T) {
 		t.Errorf("figure8 with -d2 in the page (%s: %s):\n%s\nwant what go run prints:\n%s", r.State, r.Status, r.Output, native)
 	}
 	checkRequests(t, tb, srv.URL)
+}
+
+// TestRunPanelsUnderServe runs the run fixture's programs from bookgen
+// serve, which sends netlify.toml's headers (the fixture gets the
+// repository's netlify.toml), before and after a prose edit: the rebuild
+// keeps the binaries without rebuilding or rereading them.
+func TestRunPanelsUnderServe(t *testing.T) {
+	bctx := newBrowser(t)
+	root := filepath.Join(t.TempDir(), "run")
+	copyDir(t, filepath.Join("testdata", "run"), root)
+	netlify, err := os.ReadFile(filepath.Join("..", "..", "netlify.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "netlify.toml"), string(netlify))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &syncLog{}
+	opt := serve.Options{
+		Build:    build.Options{Root: root, Out: filepath.Join(t.TempDir(), "site")},
+		Log:      log,
+		Debounce: 100 * time.Millisecond,
+	}
+	opt.Build.Verify.CacheDir = t.TempDir()
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(ctx, ln, opt) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	builds := func() int { return strings.Count(log.String(), "bookgen: build ") }
+	waitBuilds := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Minute)
+		for builds() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("no build %d:\n%s", n, log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitBuilds(1)
+	url := "http://" + ln.Addr().String() + "/programs.html"
+	tb := newTab(t, bctx)
+	tb.navigate(url)
+	if csp := eval[string](tb, `fetch(location.href).then(function(r){return r.headers.get("Content-Security-Policy") || "";})`); !strings.Contains(csp, "'wasm-unsafe-eval'") {
+		t.Fatalf("serve sends Content-Security-Policy %q, without netlify.toml's 'wasm-unsafe-eval'", csp)
+	}
+	checkMatches(t, "serve", clickRun(tb, 0))
+
+	edit(t, filepath.Join(root, "book", "programs.md"), "A program with flags:", "A program with flags, edited:")
+	waitBuilds(2)
+	if !strings.Contains(log.String(), "0 checks run") {
+		t.Errorf("the prose edit ran checks again:\n%s", log.String())
+	}
+	tb.waitTrue("page reloaded with the edit", `document.body.textContent.indexOf("A program with flags, edited:") >= 0 && document.readyState === "complete"`, 30*time.Second)
+	for i := 0; i < 3; i++ {
+		checkMatches(t, "serve, after a rebuild", clickRun(tb, i))
+	}
+	tb.noConsoleErrors("serve")
 }
