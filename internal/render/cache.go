@@ -97,6 +97,7 @@ func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h.Write(buf)
 	h.Write(r.bookKey[:])
 	r.claimsKey(h, d)
+	r.programsKey(h)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -84,6 +84,9 @@ func (nr *nodeRenderer) fenced(w util.BufWriter, src []byte, node ast.Node, ente
 		ci.HidePrefix = p // book.toml's [output.html.code.hidelines]
 	}
 	writeCode(w, hideLines(codeLines(n, src), ci), ci)
+	if run := attrString(n, attrRun); run != "" {
+		_, _ = w.WriteString(run + "\n")
+	}
 	return ast.WalkSkipChildren, nil
 }
 

@@ -62,6 +62,9 @@ type Page struct {
 	// site's Content-Security-Policy blocks (<script>, <iframe>, <style>,
 	// style= and on...= attributes, javascript: links), at its line.
 	Warnings []*diag.Error
+	// Files are the files the page's run panels load (see SetPrograms),
+	// for the site to copy under their names.
+	Files []File
 }
 
 // ExternalLink is a link that leaves the site.
@@ -115,6 +118,7 @@ type Renderer struct {
 	pages    map[string]string // site path of each chapter's page (book.HTMLPath) to its path
 	probes   map[string]string // what the current render learnt from the file system
 	claims   claimIndex        // see SetClaims
+	programs programIndex      // see SetPrograms
 	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
 }
 
@@ -260,6 +264,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 					n.SetAttributeString(attrHidePrefix, []byte(p))
 				}
 			}
+			r.markRun(n, src, pg)
 			errs = append(errs, r.figure(d, n, src, lines)...)
 		case *ast.Image:
 			if e := r.checkImage(chPath, string(n.Destination)); e != nil {

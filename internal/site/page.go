@@ -44,6 +44,9 @@ type pageData struct {
 	Root        string // relative path to the site root: "", "../", ...
 	CSS, JS     string // asset URLs, relative to the page
 	ThemeJS     string // the script that sets the remembered theme before the first paint
+	// RunJS is the script of the run panels (theme/run.js), "" on a page
+	// without any.
+	RunJS       string
 	SearchIndex string // the search index (JSON), relative to the page
 	SearchLib   string // the search library, relative to the page
 	IsIndex     bool
@@ -113,6 +116,9 @@ func page(tmpl *template.Template, sb *sidebars, b *book.Book, pages []*render.P
 	if i+1 < len(b.Chapters) {
 		n := b.Chapters[i+1]
 		d.Next = &navLink{URL: root + htmlPath(n.Path), Title: n.Title}
+	}
+	if len(pg.Files) > 0 && a.runJS != "" {
+		d.RunJS = root + a.runJS
 	}
 	for _, h := range pg.Headings {
 		if (h.Level == 2 || h.Level == 3) && h.ID != "" {

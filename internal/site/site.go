@@ -253,7 +253,7 @@ type files map[string][]byte
 // assets are the site paths of the stylesheet, the script, the theme
 // script run before the first paint, the search index and the search
 // library.
-type assets struct{ css, js, themeJS, search, searchLib string }
+type assets struct{ css, js, themeJS, runJS, search, searchLib string }
 
 // generate writes every file of the site into out.
 func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool, nf *render.Page) error {
@@ -277,6 +277,11 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	if err != nil {
 		return themeError(err)
 	}
+	// run.js is optional: a theme without it shows transcripts only.
+	runJS, err := fs.ReadFile(th, "run.js")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return themeError(err)
+	}
 	var index []byte
 	if !stableNames {
 		// The index's name is the hash of its content.
@@ -284,7 +289,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 			return err
 		}
 	}
-	css = append(append(append(append([]byte{}, render.CSS()...), render.FigureCSS()...), '\n'), css...)
+	css = append(append(append(append(append([]byte{}, render.CSS()...), render.FigureCSS()...), render.RunCSS()...), '\n'), css...)
 	a := assets{
 		css:       "assets/" + hashedName("book", ".css", css),
 		js:        "assets/" + hashedName("book", ".js", js),
@@ -299,6 +304,15 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	}
 	for name, data := range map[string][]byte{a.css: css, a.js: js, a.themeJS: themeJS} {
 		if err := out.add(name, data); err != nil {
+			return err
+		}
+	}
+	if runJS != nil {
+		a.runJS = "assets/" + hashedName("run", ".js", runJS)
+		if err := out.add(a.runJS, runJS); err != nil {
+			return err
+		}
+		if err := writeRunFiles(out, pages); err != nil {
 			return err
 		}
 	}
