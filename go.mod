@@ -17,6 +17,7 @@ require (
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/net v0.47.0
 	golang.org/x/sys v0.38.0
+	golang.org/x/tools v0.38.0
 	oss.terrastruct.com/d2 v0.7.2
 	pgregory.net/rapid v1.3.0
 )
@@ -58,7 +59,6 @@ require (
 	golang.org/x/mod v0.29.0 // indirect
 	golang.org/x/sync v0.18.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
-	golang.org/x/tools v0.38.0 // indirect
 	golang.org/x/xerrors v0.0.0-20240903120638-7835f813f4da // indirect
 	oss.terrastruct.com/util-go v0.0.0-20250213174338-243d8661088a // indirect
 )

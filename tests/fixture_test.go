@@ -92,8 +92,10 @@ func TestGoodFixture(t *testing.T) {
 	if len(links) != 2 {
 		t.Errorf("greet.html has %d claim links, want 2", len(links))
 	}
-	if kinds["test"] != 2 || len(kinds) != 5 {
-		t.Errorf("checks by kind %v, want a test run per package, which the claims share, and no other run", kinds)
+	// Six kinds: vet, test, transcript, compile, parse, and wasm (the
+	// transcript's program built for the browser).
+	if kinds["test"] != 2 || kinds["wasm"] != 1 || len(kinds) != 6 {
+		t.Errorf("checks by kind %v, want a test run per package, which the claims share, one wasm build, and no other run", kinds)
 	}
 	if n := len(res.Report.Claims); n != 2 || !res.Report.Claims[0].Passed || res.Report.Claims[1].Text != "epoch 4 is greeted" {
 		t.Errorf("Report.Claims = %+v", res.Report.Claims)

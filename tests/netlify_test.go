@@ -77,6 +77,11 @@ func TestNetlifyConfig(t *testing.T) {
 			}
 		}
 	}
+	// Scripts from the site only; WebAssembly may be compiled (the run
+	// panels, issue 18), nothing else is evaluated.
+	if got := directives["script-src"]; got != "'self' 'wasm-unsafe-eval'" {
+		t.Errorf("CSP script-src %q, want 'self' 'wasm-unsafe-eval'", got)
+	}
 	for _, name := range []string{"script-src", "style-src", "connect-src", "frame-ancestors", "object-src"} {
 		if _, ok := directives[name]; !ok {
 			t.Errorf("CSP lacks %s", name)

@@ -66,6 +66,20 @@ type Machine interface {
 
 // ANCHOR_END: machine
 
+// StreamSnapshotter is implemented by a Machine whose state is too large to
+// hold twice in memory as one []byte. The Group then uses it instead of
+// Snapshot and Restore: CaptureSnapshot is called on the Apply goroutine and
+// must capture the state cheaply (without copying its bulk, for example by
+// keeping references to data that is never changed once written); the
+// function it returns is called once, concurrently with later Applies, and
+// writes the snapshot straight into Raft's snapshot store (a file on disk
+// with Config.Dir). ReadSnapshot replaces the whole state with one read from
+// r; it must accept what the written snapshots hold.
+type StreamSnapshotter interface {
+	CaptureSnapshot() func(w io.Writer) error
+	ReadSnapshot(r io.Reader) error
+}
+
 // Peer names one voter of the initial configuration: ID is its Raft server
 // ID (unique in the group, e.g. "A"), Address is its Raft transport address
 // (host:port for the TCP transport; any unique string for raft's in-memory
@@ -98,8 +112,18 @@ type Config struct {
 
 	// Bind is the TCP address the Raft transport listens on, e.g.
 	// "127.0.0.1:7001"; it is also the address advertised to peers, so it
-	// must not be a wildcard address. Ignored when Transport is set.
+	// must not be a wildcard address unless Advertise is set. Ignored when
+	// Transport is set. When Bind names a specific IP, the voter also dials
+	// its peers from that IP (port chosen by the kernel), so on a
+	// multi-homed host, or with several voters on one host's loopback
+	// addresses (127.0.0.2, 127.0.0.3, …), a peer sees which voter called.
 	Bind string
+
+	// Advertise, if set, is the address peers dial to reach this voter
+	// (host:port), when it differs from Bind: a wildcard Bind, a NAT, or a
+	// proxy in front of the voter. It must be the voter's Address in
+	// Voters. Default: Bind.
+	Advertise string
 
 	// Transport, if non-nil, is used instead of a TCP transport on Bind,
 	// e.g. a *raft.InmemTransport in tests. The Group does not close it.
@@ -160,6 +184,14 @@ var ErrNotLeader = errors.New("replica: not the leader")
 // twice unless the machine deduplicates it (Raft §8 gives each command a
 // unique serial number for this; the stream uses producer sequence numbers).
 var ErrOutcomeUnknown = errors.New("replica: outcome unknown")
+
+// ErrLeadershipTransfer is returned (wrapped, errors.Is) by Apply,
+// LeaderRead and the membership calls while this voter, the leader, is
+// handing its leadership to another voter (TransferLeadership, hashicorp/raft
+// LeadershipTransfer): nothing was proposed, and the voter still names
+// itself as leader, so the right answer is "retry in a moment", not "go to
+// the leader".
+var ErrLeadershipTransfer = errors.New("replica: leadership transfer in progress")
 
 // ErrClosed is returned by calls on a closed Group. An Apply in flight when
 // the Group closes returns an error matching both ErrClosed and
@@ -265,10 +297,13 @@ func Open(cfg Config, m Machine) (*Group, error) {
 		if cfg.Bind == "" {
 			return fail(errors.New("Config.Bind and Config.Transport are both empty"))
 		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.Bind, nil, 3, 10*time.Second, rc.Logger)
+		layer, err := newTCPLayer(cfg.Bind, cfg.Advertise)
 		if err != nil {
-			return fail(fmt.Errorf("listen on %s: %w", cfg.Bind, err))
+			return fail(err)
 		}
+		t := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: layer, MaxPool: 3, Timeout: 10 * time.Second, Logger: rc.Logger,
+		})
 		g.closer = append(g.closer, t)
 		trans = t
 	}
@@ -394,7 +429,9 @@ func (g *Group) wait(ctx context.Context, f raft.Future) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+	case errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return fmt.Errorf("replica: voter %s: %w", g.id, ErrLeadershipTransfer)
+	case errors.Is(err, raft.ErrNotLeader):
 		leader, _ := g.Leader()
 		return &NotLeaderError{ID: g.id, Leader: leader}
 	case errors.Is(err, raft.ErrEnqueueTimeout):
@@ -529,6 +566,9 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 }
 
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if ss, ok := f.m.(StreamSnapshotter); ok {
+		return streamSnapshot{applied: f.applied.Load(), write: ss.CaptureSnapshot()}, nil
+	}
 	b, err := f.m.Snapshot()
 	if err != nil {
 		return nil, err
@@ -539,6 +579,17 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	if ss, ok := f.m.(StreamSnapshotter); ok {
+		var head [8]byte
+		if _, err := io.ReadFull(rc, head[:]); err != nil {
+			return fmt.Errorf("replica: snapshot shorter than its 8-byte header: %w", err)
+		}
+		if err := ss.ReadSnapshot(rc); err != nil {
+			return err
+		}
+		f.applied.Store(binary.BigEndian.Uint64(head[:]))
+		return nil
+	}
 	b, err := io.ReadAll(rc)
 	if err != nil {
 		return err
@@ -564,3 +615,90 @@ func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s fsmSnapshot) Release() {}
+
+// streamSnapshot writes the 8-byte applied index and then the machine's
+// streamed snapshot into the sink, without building it in memory.
+type streamSnapshot struct {
+	applied uint64
+	write   func(io.Writer) error
+}
+
+func (s streamSnapshot) Persist(sink raft.SnapshotSink) error {
+	head := binary.BigEndian.AppendUint64(nil, s.applied)
+	if _, err := sink.Write(head); err != nil {
+		sink.Cancel()
+		return err
+	}
+	if err := s.write(sink); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s streamSnapshot) Release() {}
+
+// TransferLeadership asks this voter, the leader, to hand its leadership to
+// the most up-to-date other voter (hashicorp/raft LeadershipTransfer, after
+// Ongaro's dissertation §3.10) and waits until it is done or has failed.
+// While it runs, Apply and LeaderRead on this voter return
+// ErrLeadershipTransfer. Errors: a *NotLeaderError when this voter does not
+// lead; ErrClosed.
+func (g *Group) TransferLeadership(ctx context.Context) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	return g.wait(ctx, g.raft.LeadershipTransfer())
+}
+
+// Voters returns the group's current configuration as this voter knows it
+// (the latest configuration entry in its log, committed or not, as
+// hashicorp/raft's GetConfiguration reports it), voters only.
+func (g *Group) Voters() ([]Peer, error) {
+	if g.closed.Load() {
+		return nil, ErrClosed
+	}
+	f := g.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	var out []Peer
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			out = append(out, Peer{ID: string(s.ID), Address: string(s.Address)})
+		}
+	}
+	return out, nil
+}
+
+// AddVoter adds the voter id at Raft address addr to the group, or updates
+// its address if id is already a voter, and waits until the new
+// configuration is committed (hashicorp/raft's AddVoter: one server at a
+// time, Ongaro's dissertation §4.1, "Cluster membership changes"). The new
+// voter catches up from the leader's log or a snapshot. It must be called on
+// the leader.
+//
+// Errors: a *NotLeaderError when this voter is not the leader; an error
+// wrapping ErrOutcomeUnknown when leadership was lost or ctx ended while the
+// change was in flight (read Voters before retrying); ErrClosed.
+func (g *Group) AddVoter(ctx context.Context, id, addr string) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	if id == "" || addr == "" {
+		return errors.New("replica: AddVoter needs a voter ID and a Raft address")
+	}
+	return g.wait(ctx, g.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, enqueueTimeout(ctx)))
+}
+
+// RemoveVoter removes the voter id from the group and waits until the new
+// configuration is committed (hashicorp/raft's RemoveServer). Removing the
+// leader itself makes it step down once the change commits. Removing an ID
+// that is not in the configuration is a no-op that still commits. Errors as
+// for AddVoter.
+func (g *Group) RemoveVoter(ctx context.Context, id string) error {
+	if g.closed.Load() {
+		return ErrClosed
+	}
+	return g.wait(ctx, g.raft.RemoveServer(raft.ServerID(id), 0, enqueueTimeout(ctx)))
+}

@@ -48,13 +48,21 @@ func (m *Machine) Apply(cmd []byte) []byte {
 func (m *Machine) ApplyCommand(c Command) Result {
 	m.mu.Lock()
 	r := m.st.Apply(c)
-	if c.Op == OpReincarnate && c.Stream == "" {
+	if c.Op == OpReincarnate && c.Stream == "" || c.Op == OpSweep {
 		m.wakeAllLocked()
 	} else {
 		m.wakeLocked(c.Stream)
 	}
 	m.mu.Unlock()
 	return r
+}
+
+// NeedsSweep reports whether an OpSweep at now (Unix ns) with producerTTL
+// (ns) would change anything; see State.NeedsSweep.
+func (m *Machine) NeedsSweep(now, producerTTL int64) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.st.NeedsSweep(now, producerTTL)
 }
 
 func (m *Machine) wakeLocked(name string) {

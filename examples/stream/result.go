@@ -22,6 +22,7 @@ const (
 	Deleted      Outcome = "deleted"      // [204] 5.4
 	Touched      Outcome = "touched"      // no answer to a client
 	Reincarnated Outcome = "reincarnated" // no answer to a client
+	Swept        Outcome = "swept"        // no answer to a client
 
 	NotFound            Outcome = "not-found"             // [404]
 	Gone                Outcome = "gone"                  // [410] 4.2 soft-deleted

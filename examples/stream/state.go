@@ -11,6 +11,10 @@ import (
 type ProducerState struct {
 	Epoch   uint64 `json:"epoch"`
 	LastSeq uint64 `json:"lastSeq"`
+	// LastWrite is the Now (Unix ns) of the producer's last accepted
+	// append; OpSweep forgets the producer ProducerTTL after it. 0 (state
+	// from before this field existed) counts from the first sweep.
+	LastWrite int64 `json:"lastWrite,omitempty"`
 }
 
 // Chunk is one appended message and the offset (in bytes) at which it starts.
@@ -183,8 +187,66 @@ func (st *State) Apply(c Command) Result {
 		}
 		s.Incarnation = st.newIncarnation(c.Now)
 		return s.result(Reincarnated)
+	case OpSweep:
+		return st.sweep(c.Now, c.ProducerTTL)
 	}
 	return refuse(BadRequest, "unknown op %q", c.Op)
+}
+
+// sweep removes, in name order, every stream expired at now (a source with
+// live forks is soft-deleted, as a DELETE would) and, when producerTTL > 0,
+// every producer whose last accepted append is producerTTL or more before
+// now. Its answer's Message counts both.
+func (st *State) sweep(now, producerTTL int64) Result {
+	streams, producers := 0, 0
+	for _, name := range st.names() {
+		s := st.Streams[name]
+		if s == nil || s.SoftDeleted {
+			continue // removed with a fork earlier in this sweep, or waiting for its forks
+		}
+		if s.Expired(now) {
+			st.remove(s)
+			streams++
+			continue
+		}
+		if producerTTL <= 0 {
+			continue
+		}
+		for id, p := range s.Producers {
+			switch {
+			case p.LastWrite == 0:
+				p.LastWrite = now
+			case now-p.LastWrite >= producerTTL:
+				delete(s.Producers, id)
+				producers++
+			}
+		}
+	}
+	return Result{Outcome: Swept, Message: fmt.Sprintf("removed %d expired streams and %d idle producers", streams, producers)}
+}
+
+// NeedsSweep reports whether an OpSweep at now with producerTTL would
+// remove anything (or date a producer that has no LastWrite yet), so that a
+// leader proposes one only when it does something. It reads the whole state
+// (streams and producers), under the read lock.
+func (st *State) NeedsSweep(now, producerTTL int64) bool {
+	for _, s := range st.Streams {
+		if s.SoftDeleted {
+			continue
+		}
+		if s.Expired(now) {
+			return true
+		}
+		if producerTTL <= 0 {
+			continue
+		}
+		for _, p := range s.Producers {
+			if p.LastWrite == 0 || now-p.LastWrite >= producerTTL {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (st *State) names() []string {
@@ -207,6 +269,14 @@ func (s *Stream) result(o Outcome) Result {
 }
 
 func (s *Stream) appendMessages(msgs [][]byte) {
+	// Grow once, at least doubling: append's own growth (1.25× for large
+	// slices) would copy the chunk headers of a many-message append many
+	// times over.
+	if need := len(s.Chunks) + len(msgs); need > cap(s.Chunks) {
+		grown := make([]Chunk, len(s.Chunks), max(need, 2*cap(s.Chunks)))
+		copy(grown, s.Chunks)
+		s.Chunks = grown
+	}
 	for _, m := range msgs {
 		if len(m) == 0 {
 			continue
@@ -362,6 +432,9 @@ func (st *State) append(c Command) Result {
 			s.Producers[c.Producer.ID] = p
 		}
 		p.Epoch, p.LastSeq = c.Producer.Epoch, c.Producer.Seq
+		if c.Now > p.LastWrite {
+			p.LastWrite = c.Now
+		}
 	}
 	if c.StreamSeq != "" {
 		s.StreamSeq = c.StreamSeq

@@ -7,6 +7,13 @@
 // a 1-based line.
 package book
 
+import (
+	"path"
+	"strings"
+
+	"github.com/ownership-book/ownership/internal/diag"
+)
+
 // Config is book/book.toml, laid out as mdBook lays it out:
 //
 //	[book]         title, authors, description, language
@@ -25,6 +32,35 @@ type Config struct {
 	// Timeout is the default timeout of one transcript command, in Go
 	// duration syntax ("60s" when unset).
 	Timeout string
+	// Input404 is [output.html] input-404: the book file that is the 404
+	// page's content ("404.md" when unset, as in mdBook).
+	Input404 string
+	// SitePath is the path the site is served under, from site-url
+	// ("/" when unset, "/book/" for site-url = "/book/" or
+	// "https://example.org/book/"). SiteURL is "" when site-url is only a
+	// path, as mdBook allows.
+	SitePath string
+	// Redirects is [output.html.redirect]: an old site path ("/old.html",
+	// from the site root, as mdBook writes them) to the URL readers are sent
+	// to (relative to the old page, site-absolute or absolute, with an
+	// optional #fragment). Sorted by Redirect.From.
+	Redirects []Redirect
+	// HideLines is [output.html.code.hidelines]: a language ("python") to
+	// the prefix that hides a line of its code blocks ("~"), mdBook's
+	// format/mdbook.md "Hiding code lines". Rust's "# " needs no entry.
+	HideLines map[string]string
+	// Warnings are the problems of book.toml that do not stop the build:
+	// keys bookgen does not read (an mdBook book.toml has many), at
+	// ConfigFile and the key's line.
+	Warnings []*diag.Error
+}
+
+// Redirect is one entry of [output.html.redirect] (mdBook's "redirect"
+// table, https://rust-lang.github.io/mdBook/format/configuration/renderers.html#outputhtmlredirect).
+type Redirect struct {
+	From string // site path of the old page, without the leading "/" ("old/page.html")
+	To   string // where it sends the reader, as written in book.toml
+	Line int    // line in book.toml
 }
 
 // ItemKind tells what a SUMMARY.md entry is.
@@ -49,7 +85,13 @@ const (
 type Item struct {
 	Kind    ItemKind
 	Section Section
-	Title   string
+	// Title is the entry's title as plain text (for <title>, search and
+	// navigation): its Markdown emphasis and code marks dropped, as mdBook's
+	// SUMMARY.md parser strips them.
+	Title string
+	// TitleHTML is the title's inline Markdown rendered as HTML ("<em>A</em>
+	// <code>b</code>"), for the sidebar; it holds no links.
+	TitleHTML string
 	// Path is the chapter file relative to the book directory, slash
 	// separated ("ownership.md", "stream/takeover.md"); "" for a draft.
 	Path string
@@ -61,6 +103,21 @@ type Item struct {
 	Line     int     // 1-based line in SUMMARY.md
 	// Source is the chapter file's content (valid UTF-8), nil for a draft.
 	Source []byte
+}
+
+// HTMLPath returns the site path of the page of the chapter file p (a
+// slash path relative to the book directory), as mdBook names pages: a file
+// whose name without extension is "README" in any case ("README.md",
+// "first/Readme.md", "second/README") is its folder's "index.html"
+// (mdBook's index preprocessor), any other has its extension replaced by
+// ".html" ("a/b.md" is "a/b.html", "notes" is "notes.html").
+func HTMLPath(p string) string {
+	dir, file := path.Split(p)
+	stem := strings.TrimSuffix(file, path.Ext(file))
+	if strings.EqualFold(stem, "readme") {
+		return dir + "index.html"
+	}
+	return dir + stem + ".html"
 }
 
 // File returns the chapter file's path relative to the repository root
@@ -82,4 +139,9 @@ type Book struct {
 	// Chapters is every non-draft chapter in reading order: prefix chapters,
 	// numbered ones depth first, suffix chapters.
 	Chapters []*Item
+	// NotFound is the page shown for unknown addresses when the book has
+	// one: mdBook's src/404.md (or [output.html] input-404), a file of the
+	// book folder that is no chapter; nil otherwise. Its Source is read;
+	// it is not in Chapters.
+	NotFound *Item
 }

@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -71,6 +73,11 @@ func load(root string, c *Cache) (*Book, error) {
 	sumSrc, err := os.ReadFile(filepath.Join(b.Dir, "SUMMARY.md"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			for _, src := range []string{"src", "book/src"} {
+				if _, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(src), "SUMMARY.md")); err == nil {
+					return nil, diag.Errorf(SummaryFile, 0, "does not exist, but book/%s/SUMMARY.md does: this looks like mdBook's layout; move the files of book/%s/ into book/ (bookgen reads the chapters from book/ itself)", src, src)
+				}
+			}
 			return nil, diag.Errorf(SummaryFile, 0, "does not exist: a book needs a table of contents (mdBook's SUMMARY.md format)")
 		}
 		return nil, diag.Errorf(SummaryFile, 0, "%v", err)
@@ -99,6 +106,9 @@ func load(root string, c *Cache) (*Book, error) {
 		}
 	}
 	walk(b.Items)
+	if err := readNotFound(b, realRoot); err != nil {
+		errs = append(errs, err)
+	}
 	switch len(errs) {
 	case 0:
 		return b, nil
@@ -106,6 +116,37 @@ func load(root string, c *Cache) (*Book, error) {
 		return nil, errs[0]
 	}
 	return nil, errs
+}
+
+// readNotFound sets b.NotFound from the book's 404 file (Config.Input404)
+// when it exists and is no chapter (a chapter named 404.md is refused by
+// the site stage instead).
+func readNotFound(b *Book, realRoot string) *diag.Error {
+	name := b.Config.Input404
+	if name == "" {
+		name = "404.md"
+	}
+	name = path.Clean(strings.TrimPrefix(name, "./"))
+	if name == ".." || strings.HasPrefix(name, "../") || path.IsAbs(name) {
+		return diag.Errorf(ConfigFile, 0, "input-404 %q is not a file of the book folder", b.Config.Input404)
+	}
+	for _, ch := range b.Chapters {
+		if ch.Path == name {
+			return nil
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(name))); err != nil || !fi.Mode().IsRegular() {
+		if b.Config.Input404 != "" && b.Config.Input404 != "404.md" {
+			return diag.Errorf(ConfigFile, 0, "input-404 names book/%s, which is not a file", name)
+		}
+		return nil
+	}
+	it := &Item{Kind: KindChapter, Title: "Page not found", TitleHTML: "Page not found", Path: name, Line: 0}
+	if err := readChapter(b, realRoot, &realPaths{dirs: map[string]string{}}, nil, it); err != nil {
+		return err
+	}
+	b.NotFound = it
+	return nil
 }
 
 // readChapter fills it.Source from the chapter file.
@@ -206,19 +247,25 @@ func firstInvalidUTF8(src []byte) (line, col int, ok bool) {
 	return 0, 0, true
 }
 
-// tomlFile is book.toml's layout, a subset of mdBook's.
+// tomlFile is book.toml's layout, the subset of mdBook's that bookgen reads.
 type tomlFile struct {
 	Book struct {
 		Title       string   `toml:"title"`
 		Authors     []string `toml:"authors"`
 		Description string   `toml:"description"`
 		Language    string   `toml:"language"`
+		Src         string   `toml:"src"`
 	} `toml:"book"`
 	Output struct {
 		HTML struct {
-			SiteURL         string `toml:"site-url"`
-			GitRepository   string `toml:"git-repository-url"`
-			EditURLTemplate string `toml:"edit-url-template"`
+			SiteURL         string            `toml:"site-url"`
+			GitRepository   string            `toml:"git-repository-url"`
+			EditURLTemplate string            `toml:"edit-url-template"`
+			Redirect        map[string]string `toml:"redirect"`
+			Input404        string            `toml:"input-404"`
+			Code            struct {
+				HideLines map[string]string `toml:"hidelines"`
+			} `toml:"code"`
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
@@ -226,31 +273,48 @@ type tomlFile struct {
 	} `toml:"bookgen"`
 }
 
+// knownKeys is what the warning for an unknown key lists.
+const knownKeys = "[book] title, authors, description, language; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout"
+
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
 // ParseConfig parses the text of book/book.toml (mdBook's layout; see
-// Config). Unknown keys, wrong types, a timeout that is not a positive Go
-// duration and a site-url or git-repository-url that is not an absolute
-// http(s) URL are errors at ConfigFile and the line of the key. SiteURL gets
-// a trailing "/" when it lacks one; Language defaults to "en" and Timeout to
+// Config). TOML syntax, a wrongly typed value of a key bookgen reads, a
+// timeout that is not a positive Go duration, a site-url that is neither an
+// absolute http(s) URL nor a path starting with "/", a git-repository-url
+// that is not an absolute http(s) URL and a redirect whose old page is not
+// a site path are errors at ConfigFile and the line of the key. A key
+// bookgen does not read (mdBook's [output.html] playground, fold,
+// additional-css, [preprocessor.*] ...) is a warning in Config.Warnings
+// naming the key, so that an mdBook book.toml works unchanged, as is a
+// [book] src other than "." or "": bookgen reads the chapters from book/
+// itself (see the README's "Coming from mdBook").
+//
+// SiteURL gets a trailing "/" when it lacks one; SitePath is its path
+// ("/" when unset). Language defaults to "en" and Timeout to
 // DefaultTimeout.
 func ParseConfig(src []byte) (*Config, error) {
 	var f tomlFile
+	var warnings []*diag.Error
 	err := toml.NewDecoder(bytes.NewReader(src)).DisallowUnknownFields().Decode(&f)
 	var strict *toml.StrictMissingError
-	var dec *toml.DecodeError
-	switch {
-	case errors.As(err, &strict):
-		var l diag.List
+	if errors.As(err, &strict) {
+		// mdBook's book.toml has many keys bookgen has no use for:
+		// name each, then read the ones bookgen knows.
 		for i := range strict.Errors {
 			e := &strict.Errors[i]
 			row, _ := e.Position()
-			l = append(l, diag.Errorf(ConfigFile, row, "unknown key %s (bookgen reads [book] title, authors, description, language; [output.html] site-url, git-repository-url, edit-url-template; [bookgen] timeout)", strings.Join(e.Key(), ".")))
+			w := diag.Errorf(ConfigFile, row, "key %s is not used by bookgen", strings.Join(e.Key(), "."))
+			if len(warnings) == 0 {
+				w.Detail = "bookgen reads " + knownKeys
+			}
+			warnings = append(warnings, w)
 		}
-		if len(l) == 1 {
-			return nil, l[0]
-		}
-		return nil, l
+		f = tomlFile{}
+		err = toml.NewDecoder(bytes.NewReader(src)).Decode(&f)
+	}
+	var dec *toml.DecodeError
+	switch {
 	case errors.As(err, &dec):
 		row, _ := dec.Position()
 		msg := strings.TrimPrefix(dec.Error(), "toml: ")
@@ -271,25 +335,50 @@ func ParseConfig(src []byte) (*Config, error) {
 		Repository:      f.Output.HTML.GitRepository,
 		EditURLTemplate: f.Output.HTML.EditURLTemplate,
 		Timeout:         f.Bookgen.Timeout,
+		SitePath:        "/",
+		HideLines:       f.Output.HTML.Code.HideLines,
+		Input404:        f.Output.HTML.Input404,
+		Warnings:        warnings,
+	}
+	if s := strings.TrimSuffix(f.Book.Src, "/"); s != "" && s != "." {
+		c.Warnings = append(c.Warnings, diag.Errorf(ConfigFile, keyLine(src, "src"), "src = %q is not used: bookgen reads SUMMARY.md and the chapters from book/ itself (move the files of %s/ into book/, next to book.toml)", f.Book.Src, s))
 	}
 	if c.Language == "" {
 		c.Language = "en"
+	}
+	if c.Input404 == "" {
+		c.Input404 = "404.md"
 	}
 	if c.Timeout == "" {
 		c.Timeout = DefaultTimeout
 	} else if d, err := time.ParseDuration(c.Timeout); err != nil || d <= 0 {
 		return nil, diag.Errorf(ConfigFile, keyLine(src, "timeout"), "timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.Timeout)
 	}
-	for _, u := range []struct {
-		key string
-		val *string
-	}{{"site-url", &c.SiteURL}, {"git-repository-url", &c.Repository}} {
-		if *u.val == "" {
-			continue
-		}
-		p, err := url.Parse(*u.val)
+	if c.Repository != "" {
+		p, err := url.Parse(c.Repository)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return nil, diag.Errorf(ConfigFile, keyLine(src, u.key), "%s %q is not an absolute http(s) URL", u.key, *u.val)
+			return nil, diag.Errorf(ConfigFile, keyLine(src, "git-repository-url"), "git-repository-url %q is not an absolute http(s) URL", c.Repository)
+		}
+	}
+	if c.SiteURL != "" {
+		// mdBook's site-url is often only a path ("/book/"): it says
+		// where the site is served. sitemap.xml and canonical links
+		// need a full URL, so they are written only with one.
+		p, err := url.Parse(c.SiteURL)
+		switch {
+		case err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != "":
+			c.SitePath = p.Path
+		case err == nil && p.Scheme == "" && p.Host == "" && strings.HasPrefix(c.SiteURL, "/") && !strings.HasPrefix(c.SiteURL, "//"):
+			c.SitePath = p.Path
+			c.SiteURL = ""
+		default:
+			return nil, diag.Errorf(ConfigFile, keyLine(src, "site-url"), "site-url %q is neither an absolute http(s) URL nor a path starting with /", c.SiteURL)
+		}
+		if !strings.HasPrefix(c.SitePath, "/") {
+			c.SitePath = "/" + c.SitePath
+		}
+		if !strings.HasSuffix(c.SitePath, "/") {
+			c.SitePath += "/"
 		}
 	}
 	if c.SiteURL != "" && !strings.HasSuffix(c.SiteURL, "/") {
@@ -298,7 +387,38 @@ func ParseConfig(src []byte) (*Config, error) {
 	if c.EditURLTemplate != "" && !strings.Contains(c.EditURLTemplate, "{path}") {
 		return nil, diag.Errorf(ConfigFile, keyLine(src, "edit-url-template"), "edit-url-template %q has no {path}", c.EditURLTemplate)
 	}
+	for from, to := range f.Output.HTML.Redirect {
+		line := quotedKeyLine(src, from)
+		if strings.Contains(from, "#") {
+			c.Warnings = append(c.Warnings, diag.Errorf(ConfigFile, line, "redirect %q: redirects of a #fragment need a script on the page, which bookgen does not write; only whole pages are redirected", from))
+			continue
+		}
+		p := strings.TrimPrefix(from, "/")
+		if !strings.HasPrefix(from, "/") || p == "" || path.Clean(p) != p || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/") {
+			return nil, diag.Errorf(ConfigFile, line, "redirect %q: the old page must be a site path from the root, such as \"/old/page.html\"", from)
+		}
+		if to == "" {
+			return nil, diag.Errorf(ConfigFile, line, "redirect %q has an empty target", from)
+		}
+		c.Redirects = append(c.Redirects, Redirect{From: p, To: to, Line: line})
+	}
+	sort.Slice(c.Redirects, func(i, j int) bool { return c.Redirects[i].From < c.Redirects[j].From })
+	sort.SliceStable(c.Warnings, func(i, j int) bool { return c.Warnings[i].Line < c.Warnings[j].Line })
 	return c, nil
+}
+
+// quotedKeyLine returns the first line of src that assigns the quoted key
+// ("/old.html" = ...), 0 when none does.
+func quotedKeyLine(src []byte, key string) int {
+	for i, l := range strings.Split(string(src), "\n") {
+		l = strings.TrimSpace(l)
+		for _, q := range []string{`"`, `'`} {
+			if rest, ok := strings.CutPrefix(l, q+key+q); ok && strings.HasPrefix(strings.TrimSpace(rest), "=") {
+				return i + 1
+			}
+		}
+	}
+	return keyLine(src, key)
 }
 
 // keyLine returns the first line of src that assigns key, 0 when none does.

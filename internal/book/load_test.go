@@ -2,6 +2,7 @@ package book
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,31 +141,6 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{"book/a.md:3: invalid UTF-8 (byte 5 of the line)"},
 		},
 		{
-			name:  "unknown toml key",
-			files: map[string]string{"book/book.toml": "[book]\ntitle = \"x\"\nsrc = \"src\"\n[output.html.playground]\nx = 1\n", "book/SUMMARY.md": ""},
-			want:  []string{"book/book.toml:3: unknown key book.src", "book/book.toml:4: unknown key output.html.playground"},
-		},
-		{
-			name:  "wrong toml type",
-			files: map[string]string{"book/book.toml": "[book]\n\ntitle = 5\n", "book/SUMMARY.md": ""},
-			want:  []string{"book/book.toml:3: book.title is a TOML integer, want string"},
-		},
-		{
-			name:  "toml syntax",
-			files: map[string]string{"book/book.toml": "[book]\ntitle = \"x\n", "book/SUMMARY.md": ""},
-			want:  []string{"book/book.toml:2: "},
-		},
-		{
-			name:  "bad timeout",
-			files: map[string]string{"book/book.toml": "[bookgen]\ntimeout = \"soon\"\n", "book/SUMMARY.md": ""},
-			want:  []string{"book/book.toml:2: timeout \"soon\""},
-		},
-		{
-			name:  "relative site url",
-			files: map[string]string{"book/book.toml": "[output.html]\nsite-url = \"/book/\"\n", "book/SUMMARY.md": ""},
-			want:  []string{"book/book.toml:2: site-url"},
-		},
-		{
 			name:  "summary missing",
 			files: map[string]string{"book/book.toml": ""},
 			want:  []string{"book/SUMMARY.md: does not exist"},
@@ -214,4 +190,63 @@ func TestLoadRefusesSymlinkOutsideRepo(t *testing.T) {
 	if !errors.As(err, &de) || de.Line != 1 || !strings.Contains(de.Msg, "outside the repository") {
 		t.Fatalf("err = %v, want outside-the-repository error at SUMMARY.md:1", err)
 	}
+}
+
+// TestConfigSpec runs testdata/config: each case is a book.toml and either
+// what ParseConfig reads from it (see configOutline) or the error it
+// returns ("book/book.toml:LINE: " and a substring of the message).
+func TestConfigSpec(t *testing.T) {
+	for _, c := range specCases(t, "testdata/config") {
+		t.Run(c.Name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(c.File(t, "book.toml")))
+			if want, ok := c.Files["error"]; ok {
+				var de *diag.Error
+				if !errors.As(err, &de) {
+					t.Fatalf("%s\nerr = %v, want %s", c.Comment, err, want)
+				}
+				if w := strings.TrimRight(want, "\n"); !strings.HasPrefix(de.Error(), w) {
+					t.Errorf("%s\nerr = %s\nwant %s", c.Comment, de.Error(), w)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nParseConfig: %v", c.Comment, err)
+			}
+			got := strings.Split(strings.TrimRight(configOutline(cfg), "\n"), "\n")
+			want := strings.Split(strings.TrimRight(c.File(t, "want"), "\n"), "\n")
+			if len(got) != len(want) {
+				t.Fatalf("%s\ngot:\n%s\nwant:\n%s", c.Comment, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			for i := range got {
+				// A warning line matches when it starts with the expected text.
+				if got[i] != want[i] && !(strings.HasPrefix(want[i], "warning ") && strings.HasPrefix(got[i], want[i])) {
+					t.Errorf("%s\nline %d = %q, want %q", c.Comment, i+1, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// configOutline lists what differs from the default Config, one line each.
+func configOutline(c *Config) string {
+	var b strings.Builder
+	if c.Title != "" {
+		fmt.Fprintf(&b, "title: %s\n", c.Title)
+	}
+	if c.SiteURL != "" {
+		fmt.Fprintf(&b, "site-url: %s\n", c.SiteURL)
+	}
+	if c.SitePath != "/" {
+		fmt.Fprintf(&b, "site-path: %s\n", c.SitePath)
+	}
+	for l, p := range c.HideLines {
+		fmt.Fprintf(&b, "hidelines %s=%s\n", l, p)
+	}
+	for _, r := range c.Redirects {
+		fmt.Fprintf(&b, "redirect %s -> %s @%d\n", r.From, r.To, r.Line)
+	}
+	for _, w := range c.Warnings {
+		fmt.Fprintf(&b, "warning %s:%d: %s\n", w.File, w.Line, w.Msg)
+	}
+	return b.String()
 }

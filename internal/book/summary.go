@@ -31,6 +31,12 @@ const SummaryFile = "book/SUMMARY.md"
 //	- [Title]()              draft chapter: numbered, no file
 //	---                      separator (three or more dashes)
 //
+// A title may continue on the following lines until its link closes
+// (CommonMark's paragraph continuation; the line break is a space). The
+// title is inline Markdown: Item.Title is its plain text, Item.TitleHTML
+// its rendering. A link target is any file of the book folder, with or
+// without ".md" ("first/README"); book.HTMLPath gives its page.
+//
 // Blank lines and HTML comments are skipped, also after an entry on its
 // line. Numbering follows mdBook: top
 // level chapters count 1, 2, 3 ... across part titles (a part title does not
@@ -38,15 +44,15 @@ const SummaryFile = "book/SUMMARY.md"
 //
 // Anything else is an error at SummaryFile and its line: a list item that is
 // not a single link, a deeper heading, indentation that matches no enclosing
-// item, a numbered chapter after a suffix chapter, a link target that is not
-// a .md file or leaves book/, the same file listed twice.
+// item, a numbered chapter after a suffix chapter, a link target that is a
+// URL or a folder or leaves book/, the same file listed twice.
 func ParseSummary(src []byte) (title string, items []*Item, err error) {
 	p := &summaryParser{seen: map[string]int{}, base: -1}
 	lines := strings.Split(string(src), "\n")
 	inComment := false
-	for i, raw := range lines {
+	for i := 0; i < len(lines); i++ {
 		p.line = i + 1
-		line := strings.TrimRight(raw, " \t\r")
+		line := strings.TrimRight(lines[i], " \t\r")
 		if inComment {
 			if strings.Contains(line, "-->") {
 				inComment = false
@@ -60,6 +66,18 @@ func ParseSummary(src []byte) (title string, items []*Item, err error) {
 		case strings.HasPrefix(rest, "<!--"):
 			inComment = !strings.Contains(rest[4:], "-->")
 			continue
+		}
+		// A title may run over several lines, the later ones indented
+		// or not ("- [A long\n  title](a.md)"): CommonMark's paragraph
+		// continuation, which mdBook's parser follows. Join them with a
+		// space (a soft line break) until the link closes.
+		for j := i + 1; j < len(lines) && unclosedLink(rest); j++ {
+			next := strings.TrimSpace(lines[j])
+			if next == "" {
+				break
+			}
+			rest += " " + next
+			i = j
 		}
 		if err := p.parseLine(indent, rest); err != nil {
 			return "", nil, err
@@ -158,6 +176,9 @@ func (p *summaryParser) heading(indent int, rest string) error {
 
 func (p *summaryParser) affixChapter(indent int, rest string) error {
 	if indent > 3 {
+		if len(p.stack) > 0 {
+			return p.errorf("link %q without a list marker under the list item %q (line %d) continues that item's text, and mdBook keeps only an item's first link; write it as a list item: - %s", clip(rest), p.stack[len(p.stack)-1].item.Title, p.stack[len(p.stack)-1].item.Line, clip(rest))
+		}
 		return p.errorf("unnumbered chapter %q is indented %d columns; prefix and suffix chapters cannot be nested", clip(rest), indent)
 	}
 	switch p.section {
@@ -244,6 +265,10 @@ func (p *summaryParser) link(s string) (*Item, error) {
 		switch s[i] {
 		case '\\':
 			i++
+		case '`':
+			if j := strings.IndexByte(s[i+1:], '`'); j >= 0 {
+				i += j + 1
+			}
 		case '[':
 			depth++
 		case ']':
@@ -256,7 +281,7 @@ func (p *summaryParser) link(s string) (*Item, error) {
 	if end < 0 {
 		return nil, p.errorf("unterminated link %q: want [Title](file.md)", clip(s))
 	}
-	title := strings.TrimSpace(unescape(s[1:end]))
+	title, titleHTML := inlineTitle(strings.TrimSpace(s[1:end]))
 	rest := s[end+1:]
 	if !strings.HasPrefix(rest, "(") {
 		return nil, p.errorf("%q is not a link: want [Title](file.md)", clip(s))
@@ -300,7 +325,7 @@ func (p *summaryParser) link(s string) (*Item, error) {
 	if title == "" {
 		return nil, p.errorf("link with an empty title")
 	}
-	it := &Item{Kind: KindChapter, Title: title, Line: p.line}
+	it := &Item{Kind: KindChapter, Title: title, TitleHTML: titleHTML, Line: p.line}
 	if target == "" {
 		it.Draft = true
 		return it, nil
@@ -335,8 +360,8 @@ func (p *summaryParser) chapterPath(target string) (string, error) {
 	if strings.Contains(u, "://") || strings.HasPrefix(u, "mailto:") {
 		return "", p.errorf("link target %q is a URL; a chapter is a .md file under book/", target)
 	}
-	if !strings.HasSuffix(u, ".md") {
-		return "", p.errorf("link target %q is not a .md file", target)
+	if strings.HasSuffix(u, "/") || path.Base(u) == "." || path.Base(u) == ".." {
+		return "", p.errorf("link target %q names a folder; a chapter is a file (first/README.md)", target)
 	}
 	if strings.HasPrefix(u, "/") || strings.Contains(u, "\\") || strings.ContainsRune(u, 0) {
 		return "", p.errorf("link target %q must be a relative slash-separated path inside book/", target)
@@ -346,6 +371,38 @@ func (p *summaryParser) chapterPath(target string) (string, error) {
 		return "", p.errorf("link target %q escapes book/", target)
 	}
 	return clean, nil
+}
+
+// unclosedLink reports whether the entry s (a list item or a link,
+// after its indentation) opens a link "[Title](target)" that does not
+// close on this line.
+func unclosedLink(s string) bool {
+	if isListItem(s) {
+		s = strings.TrimLeft(s[2:], " \t")
+	}
+	if !strings.HasPrefix(s, "[") {
+		return false
+	}
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '`':
+			// A code span may hold brackets: skip to its end.
+			if j := strings.IndexByte(s[i+1:], '`'); j >= 0 {
+				i += j + 1
+			}
+		case '[':
+			depth++
+		case ']':
+			if depth--; depth == 0 {
+				rest := s[i+1:]
+				return strings.HasPrefix(rest, "(") && !strings.Contains(rest, ")")
+			}
+		}
+	}
+	return true
 }
 
 // leadingIndent returns the indentation of line in columns (a tab advances

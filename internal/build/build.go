@@ -76,8 +76,9 @@ type Result struct {
 	// after its pages (site.Result.Finish): call it before the next
 	// build (see there for ctx).
 	Finish func(ctx context.Context) error
-	// Warnings are the problems of the rendered chapters that do not
-	// stop the build (render.Page.Warnings: raw HTML the site's
+	// Warnings are the problems that do not stop the build: book.toml's
+	// keys bookgen does not read (book.Config.Warnings), then the rendered
+	// chapters' (render.Page.Warnings: raw HTML the site's
 	// Content-Security-Policy blocks), in reading order.
 	Warnings []*diag.Error
 }
@@ -159,6 +160,9 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	}
 	b, docs, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
+	if b != nil {
+		res.Warnings = append(res.Warnings, b.Config.Warnings...)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -166,10 +170,11 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 		return res, err
 	}
 	var claims []verify.Claim
+	var programs []verify.Program
 	if rep != nil {
-		claims = rep.Claims
+		claims, programs = rep.Claims, rep.Programs
 	}
-	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, figureCache(opt, b.Root))
+	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, programs, figureCache(opt, b.Root))
 	if err != nil {
 		return res, err
 	}
@@ -185,7 +190,20 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := stage(ctx, "write"); err != nil {
 		return res, err
 	}
-	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental})
+	var notFound *render.Page
+	if b.NotFound != nil {
+		// mdBook's src/404.md: rendered like a chapter (links and
+		// includes checked), written as 404.html.
+		d, err := expand.ExpandContext(ctx, b, b.NotFound)
+		if err != nil {
+			return res, err
+		}
+		if notFound, err = render.New(b).Render(d); err != nil {
+			return res, err
+		}
+		res.Warnings = append(res.Warnings, notFound.Warnings...)
+	}
+	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental, NotFound: notFound})
 	if err != nil {
 		return res, err
 	}
@@ -220,7 +238,7 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 	if err == nil {
 		// Render too, dropping the pages, so that a figure that does
 		// not draw or a broken link fails test as it fails build.
-		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, figureCache(opt, b.Root))
+		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, figureCache(opt, b.Root))
 	}
 	res.Elapsed = time.Since(start)
 	return res, err
@@ -282,13 +300,20 @@ func FindRoot(dir string) (string, error) {
 		return "", err
 	}
 	start := dir
+	mdBook := "" // the first folder up with mdBook's layout, for the error
 	for {
 		if isFile(filepath.Join(dir, "go.mod")) &&
 			(isFile(filepath.Join(dir, "book", "SUMMARY.md")) || isFile(filepath.Join(dir, "book", "book.toml"))) {
 			return dir, nil
 		}
+		if mdBook == "" && isFile(filepath.Join(dir, "book.toml")) && isFile(filepath.Join(dir, "src", "SUMMARY.md")) {
+			mdBook = dir
+		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
+			if mdBook != "" {
+				return "", fmt.Errorf("%s: %w; %s has mdBook's layout (book.toml and src/SUMMARY.md): move book.toml and the files of src/ into a folder book/ beside go.mod (see the README, \"Coming from mdBook\")", start, ErrNoRoot, mdBook)
+			}
 			return "", fmt.Errorf("%s: %w", start, ErrNoRoot)
 		}
 		dir = parent
@@ -326,7 +351,7 @@ func PrintError(w io.Writer, err error) {
 // has a Renderer of its own (a Renderer serves one goroutine); they share
 // the caches (figures is safe for concurrent use). Errors are returned in
 // chapter order.
-func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
+func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, programs []verify.Program, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
 	pages = make([]*render.Page, len(docs))
 	errs := make([]error, len(docs))
 	workers := min(runtime.GOMAXPROCS(0), len(docs))
@@ -340,6 +365,7 @@ func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *ren
 			r := render.New(b)
 			r.Cache = cache
 			r.SetClaims(claims)
+			r.SetPrograms(programs)
 			r.Figures = figures
 			for {
 				i := int(next.Add(1) - 1)

@@ -268,3 +268,77 @@ func TestOutputInsideSourcesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestMdBookBook builds a book laid out as mdBook's user guide is, once
+// its files are moved into book/: an mdBook book.toml (keys bookgen does
+// not read come back as warnings, not errors), README chapters, a 404.md,
+// a redirect and includes of every kind.
+func TestMdBookBook(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md":       "# Summary\n\n[Introduction](README.md)\n\n- [Guide](guide/README.md)\n    - [Reading\n      books](guide/reading.md)\n",
+		"book/README.md":        "# Introduction\n\nSee [reading](guide/reading.html#reading-books) and the [guide](guide/README.md).\n\n> [!TIP]\n> Use search.\n",
+		"book/guide/README.md":  "# Guide\n\n```rust\n{{#rustdoc_include ../ex.rs:body}}\n```\n",
+		"book/guide/reading.md": "{{#title Reading}}\n# Reading books {#reading-books .x}\n\n{{#include ../ex.rs::}}\n",
+		"book/ex.rs":            "fn main() {\n    // ANCHOR: body\n    println!(\"hi\");\n    // ANCHOR_END: body\n}\n",
+		"book/404.md":           "# Lost\n\n[Home](README.md)\n",
+	})
+	if err := os.WriteFile(filepath.Join(root, "book", "book.toml"), []byte("[book]\ntitle = \"X\"\nsrc = \"src\"\n\n[output.html]\nsite-url = \"/x/\"\nmathjax-support = true\n\n[output.html.redirect]\n\"/old.html\" = \"guide/index.html\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
+	opt.Verify.CacheDir = t.TempDir()
+	res, err := Build(t.Context(), opt)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	var warnings []string
+	for _, w := range res.Warnings {
+		warnings = append(warnings, w.Error())
+	}
+	all := strings.Join(warnings, "\n")
+	for _, want := range []string{"book/book.toml:3: src = \"src\" is not used", "book/book.toml:7: key output.html.mathjax-support is not used by bookgen"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	for file, want := range map[string]string{
+		"index.html":         `<blockquote class="blockquote-tag blockquote-tag-tip">`,
+		"guide/index.html":   `println`,
+		"guide/reading.html": `<title>Reading · X</title>`,
+		"404.html":           `<a href="/x/index.html">Home</a>`,
+		"old.html":           `url=guide/index.html`,
+		"_redirects":         "/x/old.html /x/guide/index.html 301",
+	} {
+		data, err := os.ReadFile(filepath.Join(res.Out, filepath.FromSlash(file)))
+		if err != nil || !strings.Contains(string(data), want) {
+			t.Errorf("%s lacks %q (%v)", file, want, err)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(res.Out, "guide", "index.html")); strings.Contains(string(data), "fn main") {
+		t.Errorf("guide/index.html shows the rustdoc_include's hidden lines")
+	}
+	for _, gone := range []string{"README.html", "guide/README.html", "sitemap.xml"} {
+		if _, err := os.Stat(filepath.Join(res.Out, filepath.FromSlash(gone))); err == nil {
+			t.Errorf("%s was written", gone)
+		}
+	}
+}
+
+// TestFindRootNamesMdBookLayout checks that bookgen started in an mdBook
+// book (book.toml and src/SUMMARY.md) says what to move.
+func TestFindRootNamesMdBookLayout(t *testing.T) {
+	root := t.TempDir()
+	for name, data := range map[string]string{"go.mod": "module x\n", "book.toml": "[book]\n", "src/SUMMARY.md": "- [A](a.md)\n"} {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := FindRoot(filepath.Join(root, "src"))
+	if !errors.Is(err, ErrNoRoot) || !strings.Contains(err.Error(), "has mdBook's layout") || !strings.Contains(err.Error(), "move book.toml and the files of src/ into a folder book/") {
+		t.Fatalf("FindRoot err = %v, want ErrNoRoot naming mdBook's layout", err)
+	}
+}

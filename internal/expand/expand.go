@@ -11,6 +11,7 @@
 //	{{#include file:N:M}}      lines N to M, inclusive
 //	{{#include file:N:}}       line N to the end
 //	{{#include file::M}}       line 1 to line M
+//	{{#include file::}}        the whole file (so is "file:")
 //	{{#include file:name}}     the lines between "ANCHOR: name" and
 //	                           "ANCHOR_END: name"
 //	\{{#include file}}         not a directive: printed as {{#include file}}
@@ -30,13 +31,22 @@
 // first, so that the included text stays inside the container instead of
 // ending it after one line.
 //
+// mdBook's other directives work too: {{#rustdoc_include file:...}} (the
+// whole file, lines outside the range or anchor prefixed with rustdoc's
+// "# ", which a rust block hides), {{#playground file attrs}} (the file in
+// a rust code block) and {{#title T}} (Doc.Title; nothing on the page).
+// Text that only looks like a directive is left alone: "{{#include}}" with
+// no file, other names ("{{#toc}}"), an escaped "\{{#include x}}" (printed
+// without the backslash). An anchor opened and closed more than once names
+// all its regions, joined.
+//
 // Where bookgen is stricter than mdBook, it reports an error instead of
-// including less than the author meant: an anchor that is not found, not
-// closed or opened twice, an included file that is not UTF-8 text, a line
-// range outside the file, a missing file, a path that leaves the
+// including less than the author meant: an anchor that is not found or not
+// closed, an included file that is not UTF-8 text, a line range past the
+// end of the file (mdBook clamps), a missing file, a path that leaves the
 // repository (after resolving symlinks), a directive not closed with "}}"
-// on its line, and mdBook's other directives ({{#rustdoc_include}},
-// {{#playground}}, {{#title}} ...), which bookgen does not implement. Included Markdown files (.md) have their own directives
+// on its line, and {{#template}} (mdbook-template's), which bookgen does
+// not implement. Included Markdown files (.md) have their own directives
 // expanded, relative to their own directory, up to MaxDepth levels and
 // without cycles; other files (Go source) are included verbatim, except for
 // a UTF-8 byte order mark at the start of a file, which is dropped.
@@ -98,6 +108,9 @@ type Doc struct {
 	// Deps lists the repository-relative files included, sorted, without
 	// duplicates (the chapter file itself is not in it).
 	Deps []string
+	// Title is the text of the chapter's last {{#title ...}} directive
+	// (mdBook's: it replaces the page's <title>), "" when it has none.
+	Title string
 }
 
 // Origin returns the origin of 1-based line n of d.Markdown, or the chapter
@@ -161,7 +174,7 @@ func expandChapter(ctx context.Context, b *book.Book, ch *book.Item, realRoot, r
 	if err := x.errs.Err(); err != nil {
 		return nil, nil, err
 	}
-	d := &Doc{Chapter: ch}
+	d := &Doc{Chapter: ch, Title: x.title}
 	var md strings.Builder
 	for i, l := range out {
 		if i > 0 {
@@ -235,9 +248,10 @@ type expander struct {
 	read           map[string]depState // with Cache: each included file as read
 	changed        bool                // an included file read twice differed
 	errs           diag.List
-	includes       int  // include directives expanded so far
-	size           int  // bytes of included text so far
-	stopped        bool // a limit was reached or ctx is done: expand no more
+	title          string // the last {{#title}}, "" when none
+	includes       int    // include directives expanded so far
+	size           int    // bytes of included text so far
+	stopped        bool   // a limit was reached or ctx is done: expand no more
 }
 
 func (x *expander) fail(at Origin, chain []Origin, format string, args ...any) {
@@ -346,6 +360,11 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		x.fail(at, chain, "{{#%s}} is not supported by bookgen; use {{#include path}}, {{#include path:anchor}} or {{#include path:N:M}}", d.Unsupported)
 		return nil, false
 	}
+	if d.Kind == "title" {
+		// mdBook's {{#title}}: the page's <title>, nothing on the page.
+		x.title = d.Title
+		return []line{{"", at}}, true
+	}
 	if filepath.IsAbs(d.Path) || strings.HasPrefix(d.Path, "/") {
 		x.fail(at, chain, "include path %q is absolute; write it relative to %s", d.Path, at.File)
 		return nil, false
@@ -426,6 +445,15 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		x.fail(at, chain, "the chapter's includes add up to more than %d MiB; do included files include each other many times over?", MaxExpandedBytes>>20)
 		return nil, false
 	}
+	if d.Kind == "playground" {
+		// mdBook's {{#playground file attrs}}: the file in a rust block.
+		info := "rust"
+		if len(d.Props) > 0 {
+			info += "," + strings.Join(d.Props, ",")
+		}
+		out := append([]line{{"```" + info, at}}, sel...)
+		return append(out, line{"```", at}), true
+	}
 	if !isMarkdown(rel) {
 		return sel, true
 	}
@@ -473,15 +501,23 @@ type Directive struct {
 	// Start and End are the 1-based inclusive line range; 0 means "from
 	// the first line" (Start) or "to the last line" (End).
 	Start, End int
-	// Unsupported is the name of an mdBook directive bookgen does not
-	// implement ("rustdoc_include"); the other fields are then empty.
+	// Kind is the directive's name: "include", "rustdoc_include" (the
+	// named lines as they are, the others with rustdoc's "# " so that a
+	// rust block hides them), "playground" (the file in a rust code block;
+	// Props are its info string attributes) or "title" (Title replaces the
+	// page's title; nothing is included).
+	Kind  string
+	Props []string
+	Title string
+	// Unsupported is the name of a directive bookgen does not implement
+	// ("template", mdbook-template's); the other fields are then empty.
 	Unsupported string
 }
 
-// mdBookDirectives are mdBook's directive names other than include.
-var mdBookDirectives = map[string]bool{
-	"rustdoc_include": true, "playground": true, "playpen": true, "title": true, "template": true,
-}
+// mdBookDirectives are the directive names that are mdBook's (or a common
+// preprocessor's) and that bookgen does not implement: an error, rather
+// than text that silently reaches the page.
+var mdBookDirectives = map[string]bool{"template": true}
 
 // ParseDirective parses the arguments of {{#include ARGS}}: a path, then
 // optionally ":anchor", ":N", ":N:M", ":N:" or "::M" (mdBook's forms).
@@ -502,7 +538,11 @@ func ParseDirective(args string) (Directive, error) {
 		return d, fmt.Errorf("{{#include %s}}: empty path", args)
 	}
 	d.Path = p
-	if !hasSpec {
+	d.Kind = "include"
+	if !hasSpec || spec == "" || spec == ":" {
+		// "file", "file:" and "file::": the whole file (mdBook's
+		// parse_range_or_anchor gives RangeFull for an empty start and
+		// end).
 		return d, nil
 	}
 	first, second, isRange := strings.Cut(spec, ":")
@@ -523,9 +563,6 @@ func ParseDirective(args string) (Directive, error) {
 	}
 	if strings.Contains(second, ":") {
 		return d, fmt.Errorf("{{#include %s}}: too many ':'; want path:N:M", args)
-	}
-	if first == "" && second == "" {
-		return d, fmt.Errorf("{{#include %s}}: empty line range; want path:N:M, path:N: or path::M", args)
 	}
 	var err error
 	if first != "" {
@@ -592,41 +629,50 @@ func (d Directive) selectLines(all []line, file string) ([]line, error) {
 			}
 		}
 	}
+	// in marks the lines d names (before marker lines are dropped).
+	in := make([]bool, len(all))
 	if d.Anchor != "" {
-		start := -1
+		// A name may be opened and closed more than once: the regions
+		// are joined, in file order (mdBook's rustdoc_include does so;
+		// its include stops at the first ANCHOR_END, see the README's
+		// differences). A region that is never closed is an error.
+		open := -1
+		found := false
 		var names []string
 		for i, l := range all {
 			if m := anchorStartRE.FindStringSubmatch(l.text); m != nil {
 				names = append(names, m[1])
-				if m[1] != d.Anchor {
-					continue
+				if m[1] == d.Anchor && open < 0 {
+					open, found = i, true
 				}
-				if start >= 0 {
-					// mdBook takes the first region and drops the
-					// second without a word; an author who opens
-					// a name twice meant something else.
-					return nil, fmt.Errorf("anchor %q is opened twice in %s (lines %d and %d); give each region its own name", d.Anchor, file, all[start].origin.Line, l.origin.Line)
-				}
-				start = i
+				continue
 			}
+			if m := anchorEndRE.FindStringSubmatch(l.text); m != nil && m[1] == d.Anchor && open >= 0 {
+				open = -1
+				continue
+			}
+			in[i] = open >= 0
 		}
-		if start < 0 {
+		if !found {
 			known := "it has no anchors"
 			if len(names) > 0 {
 				known = "its anchors: " + strings.Join(names, ", ")
 			}
 			return nil, fmt.Errorf("anchor %q not found in %s (%s)", d.Anchor, file, known)
 		}
-		for i := start + 1; i < len(all); i++ {
-			if m := anchorEndRE.FindStringSubmatch(all[i].text); m != nil && m[1] == d.Anchor {
-				keep(all[start+1 : i])
-				return sel, nil
-			}
+		if open >= 0 {
+			return nil, fmt.Errorf("anchor %q opened at %s:%d has no ANCHOR_END: %s", d.Anchor, file, all[open].origin.Line, d.Anchor)
 		}
-		return nil, fmt.Errorf("anchor %q opened at %s:%d has no ANCHOR_END: %s", d.Anchor, file, all[start].origin.Line, d.Anchor)
+		return d.mark(all, in), nil
 	}
 	n := len(all)
 	if d.Start == 0 && d.End == 0 {
+		if d.Kind == "rustdoc_include" {
+			for i := range in {
+				in[i] = true
+			}
+			return d.mark(all, in), nil
+		}
 		keep(all)
 		return sel, nil
 	}
@@ -644,8 +690,27 @@ func (d Directive) selectLines(all []line, file string) ([]line, error) {
 		}
 		return nil, fmt.Errorf("line %d is past the end of %s (%d lines)", bad, file, n)
 	}
-	keep(all[start-1 : end])
-	return sel, nil
+	for i := start - 1; i < end; i++ {
+		in[i] = true
+	}
+	return d.mark(all, in), nil
+}
+
+// mark returns the lines of all that in marks, without anchor marker
+// lines; for rustdoc_include, every other line too, prefixed with "# " so
+// that a rust code block hides it (mdBook's take_rustdoc_include_lines).
+func (d Directive) mark(all []line, in []bool) []line {
+	var sel []line
+	for i, l := range all {
+		switch {
+		case IsAnchorLine(l.text):
+		case in[i]:
+			sel = append(sel, l)
+		case d.Kind == "rustdoc_include":
+			sel = append(sel, line{"# " + l.text, l.origin})
+		}
+	}
+	return sel
 }
 
 // Segment is a piece of one line: literal Text, or a Directive (Text is then
@@ -696,13 +761,28 @@ func ScanLine(s string) ([]Segment, error) {
 		}
 		lit.WriteString(s[i:j])
 		switch {
-		case name == "include":
+		case args == "" && (name == "include" || name == "rustdoc_include" || name == "playground" || name == "title"):
+			// "{{#include}}" names no file: mdBook's pattern needs
+			// arguments, so it is text ("`{{#include}}`d files").
+			lit.WriteString(s[j:end])
+		case name == "include" || name == "rustdoc_include":
 			d, err := ParseDirective(args)
 			if err != nil {
+				if name != "include" {
+					err = errors.New(strings.Replace(err.Error(), "{{#include ", "{{#"+name+" ", 1))
+				}
 				return nil, err
 			}
+			d.Kind = name
 			flush()
 			segs = append(segs, Segment{Text: s[j:end], Directive: &d})
+		case name == "playground" || name == "playpen":
+			f := strings.Fields(args)
+			flush()
+			segs = append(segs, Segment{Text: s[j:end], Directive: &Directive{Args: args, Path: f[0], Props: f[1:], Kind: "playground"}})
+		case name == "title":
+			flush()
+			segs = append(segs, Segment{Text: s[j:end], Directive: &Directive{Args: args, Title: args, Kind: "title"}})
 		case mdBookDirectives[name]:
 			flush()
 			segs = append(segs, Segment{Text: s[j:end], Directive: &Directive{Args: args, Unsupported: name}})

@@ -11,23 +11,8 @@ import (
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/spectest"
 )
-
-// state.go is the included Go file of most tests; its line numbers matter.
-const stateGo = `package state // line 1
-
-// ANCHOR: all
-// ANCHOR: epoch
-type Epoch uint64 // line 5
-// ANCHOR_END: epoch
-
-/* ANCHOR: check */
-func Check(a, b Epoch) bool { // line 9
-	return a >= b // line 10
-}
-/* ANCHOR_END: check */
-// ANCHOR_END: all
-`
 
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
@@ -53,68 +38,6 @@ func bookWith(t *testing.T, chapter string, files map[string]string) (*book.Book
 	return &book.Book{Root: dir, Dir: filepath.Join(dir, "book"), Chapters: []*book.Item{it}}, it
 }
 
-func origins(d *Doc) string {
-	var parts []string
-	for _, o := range d.Origins {
-		parts = append(parts, fmt.Sprintf("%s:%d", strings.TrimPrefix(o.File, "examples/s/"), o.Line))
-	}
-	return strings.Join(parts, " ")
-}
-
-func TestExpandForms(t *testing.T) {
-	files := map[string]string{"examples/s/state.go": stateGo}
-	tests := []struct {
-		name, directive string
-		want            string // the included text
-		origins         string // origins of the three output lines' middle part
-	}{
-		{"whole file drops every marker", "state.go",
-			"package state // line 1\n\ntype Epoch uint64 // line 5\n\nfunc Check(a, b Epoch) bool { // line 9\n\treturn a >= b // line 10\n}",
-			"state.go:1 state.go:2 state.go:5 state.go:7 state.go:9 state.go:10 state.go:11"},
-		{"single line N", "state.go:5", "type Epoch uint64 // line 5", "state.go:5"},
-		{"range N:M", "state.go:9:11", "func Check(a, b Epoch) bool { // line 9\n\treturn a >= b // line 10\n}", "state.go:9 state.go:10 state.go:11"},
-		{"range N: to end", "state.go:10:", "\treturn a >= b // line 10\n}", "state.go:10 state.go:11"},
-		{"range ::M from start", "state.go::2", "package state // line 1\n", "state.go:1 state.go:2"},
-		{"range strips markers", "state.go:3:6", "type Epoch uint64 // line 5", "state.go:5"},
-		{"anchor //", "state.go:epoch", "type Epoch uint64 // line 5", "state.go:5"},
-		{"anchor /* */", "state.go:check", "func Check(a, b Epoch) bool { // line 9\n\treturn a >= b // line 10\n}", "state.go:9 state.go:10 state.go:11"},
-		{"anchor nesting other anchors", "state.go:all", "type Epoch uint64 // line 5\n\nfunc Check(a, b Epoch) bool { // line 9\n\treturn a >= b // line 10\n}",
-			"state.go:5 state.go:7 state.go:9 state.go:10 state.go:11"},
-		{"last line N", "state.go:13", "// ANCHOR_END: all", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			chapter := "# Ch\n```go\n{{#include ../examples/s/" + tt.directive + "}}\n```\n"
-			b, ch := bookWith(t, chapter, files)
-			d, err := Expand(b, ch)
-			if tt.name == "last line N" {
-				// Line 14 is an anchor marker: nothing of it reaches the page.
-				if err != nil || string(d.Markdown) != "# Ch\n```go\n\n```\n" {
-					t.Fatalf("got %q, %v", d.Markdown, err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Expand: %v", err)
-			}
-			want := "# Ch\n```go\n" + tt.want + "\n```\n"
-			if string(d.Markdown) != want {
-				t.Errorf("Markdown:\n%s\nwant:\n%s", d.Markdown, want)
-			}
-			wantOrigins := "book/ch.md:1 book/ch.md:2 " + tt.origins + " book/ch.md:4"
-			if got := origins(d); got != wantOrigins {
-				t.Errorf("Origins = %s\nwant      %s", got, wantOrigins)
-			}
-			if n := strings.Count(string(d.Markdown), "\n"); len(d.Origins) != n {
-				t.Errorf("%d origins for %d lines", len(d.Origins), n)
-			}
-			if !reflect.DeepEqual(d.Deps, []string{"examples/s/state.go"}) {
-				t.Errorf("Deps = %v", d.Deps)
-			}
-		})
-	}
-}
-
 // TestExpandDropsBOM checks that a byte order mark at the start of an
 // included file does not reach the page (nor a go block, where the parser
 // would refuse it).
@@ -131,153 +54,11 @@ func TestExpandDropsBOM(t *testing.T) {
 	}
 }
 
-// TestExpandKeepsContainerPrefix checks that a directive alone on a line
-// inside a list item or block quote repeats the line's prefix on each
-// included line, so that the code block it is in does not end after the
-// first line.
-func TestExpandKeepsContainerPrefix(t *testing.T) {
-	files := map[string]string{"examples/s/state.go": stateGo}
-	for _, tt := range []struct{ name, chapter, want string }{
-		{"list item", "1. Step:\n\n   ```go\n   {{#include ../examples/s/state.go:all}}\n   ```\n",
-			"1. Step:\n\n   ```go\n   type Epoch uint64 // line 5\n\n   func Check(a, b Epoch) bool { // line 9\n   \treturn a >= b // line 10\n   }\n   ```\n"},
-		{"block quote", "> ```go\n> {{#include ../examples/s/state.go:check}}\n> ```\n",
-			"> ```go\n> func Check(a, b Epoch) bool { // line 9\n> \treturn a >= b // line 10\n> }\n> ```\n"},
-		{"text before the directive is not a prefix", "See: {{#include ../examples/s/state.go:check}}\n",
-			"See: func Check(a, b Epoch) bool { // line 9\n\treturn a >= b // line 10\n}\n"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			b, ch := bookWith(t, tt.chapter, files)
-			d, err := Expand(b, ch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(d.Markdown) != tt.want {
-				t.Errorf("Markdown:\n%s\nwant:\n%s", d.Markdown, tt.want)
-			}
-		})
-	}
-}
-
-func TestExpandInlineAndEscapes(t *testing.T) {
-	files := map[string]string{"book/v.txt": "1.26\n", "book/two.txt": "a\nb\n"}
-	chapter := "Go {{#include v.txt}} or later.\n" +
-		"Literal: \\{{#include v.txt}} and {{ not a directive }} and {{#if x}}.\n" +
-		"[{{#include two.txt}}]\n" +
-		"{{ #include v.txt }}\n" +
-		"no newline at end"
-	b, ch := bookWith(t, chapter, files)
-	d, err := Expand(b, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "Go 1.26 or later.\n" +
-		"Literal: {{#include v.txt}} and {{ not a directive }} and {{#if x}}.\n" +
-		"[a\nb]\n" +
-		"1.26\n" +
-		"no newline at end"
-	if string(d.Markdown) != want {
-		t.Errorf("Markdown:\n%q\nwant:\n%q", d.Markdown, want)
-	}
-	if got, want := origins(d), "book/ch.md:1 book/ch.md:2 book/ch.md:3 book/two.txt:2 book/v.txt:1 book/ch.md:5"; got != want {
-		t.Errorf("Origins = %s\nwant      %s", got, want)
-	}
-	if !reflect.DeepEqual(d.Deps, []string{"book/two.txt", "book/v.txt"}) {
-		t.Errorf("Deps = %v", d.Deps)
-	}
-}
-
-func TestExpandNestedMarkdown(t *testing.T) {
-	files := map[string]string{
-		"book/parts/a.md":     "A1\n{{#include sub/b.md}}\nA3\n",
-		"book/parts/sub/b.md": "B1 {{#include ../../../examples/s/state.go:5}}\n",
-		"examples/s/state.go": stateGo,
-		// Go files are included verbatim: a directive inside one stays.
-		"book/raw.go": "// {{#include nothing.go}}\n",
-	}
-	b, ch := bookWith(t, "{{#include parts/a.md}}\n{{#include raw.go}}\n", files)
-	d, err := Expand(b, ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "A1\nB1 type Epoch uint64 // line 5\nA3\n// {{#include nothing.go}}\n"
-	if string(d.Markdown) != want {
-		t.Errorf("Markdown:\n%q\nwant:\n%q", d.Markdown, want)
-	}
-	if got, want := origins(d), "book/parts/a.md:1 book/parts/sub/b.md:1 book/parts/a.md:3 book/raw.go:1"; got != want {
-		t.Errorf("Origins = %s\nwant      %s", got, want)
-	}
-	wantDeps := []string{"book/parts/a.md", "book/parts/sub/b.md", "book/raw.go", "examples/s/state.go"}
-	if !reflect.DeepEqual(d.Deps, wantDeps) {
-		t.Errorf("Deps = %v, want %v", d.Deps, wantDeps)
-	}
-}
-
-func TestExpandErrors(t *testing.T) {
-	files := map[string]string{
-		"examples/s/state.go": stateGo,
-		"examples/s/open.go":  "// ANCHOR: open\nx\n",
-		"examples/s/twice.go": "// ANCHOR: a\nx\n// ANCHOR_END: a\n// ANCHOR: a\ny\n// ANCHOR_END: a\n",
-		"book/cycle.md":       "c1\n{{#include cycle2.md}}\n",
-		"book/cycle2.md":      "{{#include cycle.md}}\n",
-		"book/deep0.md":       "{{#include deep1.md}}\n",
-		"book/empty.txt":      "",
-		"book/latin1.txt":     "fine\ncaf\xe9\n",
-		"book/nested-bad.md":  "fine\n{{#include nope.go}}\n",
-	}
-	for i := 1; i <= 11; i++ {
-		files[fmt.Sprintf("book/deep%d.md", i)] = fmt.Sprintf("{{#include deep%d.md}}\n", i+1)
-	}
-	files["book/deep12.md"] = "bottom\n"
-	tests := []struct {
-		name, line string
-		want       string // "file:line: message substring"
-	}{
-		{"missing file", "{{#include ../examples/s/nope.go}}", "book/ch.md:2: included file examples/s/nope.go does not exist"},
-		{"unknown anchor", "{{#include ../examples/s/state.go:nope}}", "book/ch.md:2: {{#include ../examples/s/state.go:nope}}: anchor \"nope\" not found in examples/s/state.go (its anchors: all, epoch, check)"},
-		{"unterminated anchor", "{{#include ../examples/s/open.go:open}}", "book/ch.md:2: {{#include ../examples/s/open.go:open}}: anchor \"open\" opened at examples/s/open.go:1 has no ANCHOR_END: open"},
-		{"line past end", "{{#include ../examples/s/state.go:14}}", "book/ch.md:2: {{#include ../examples/s/state.go:14}}: line 14 is past the end of examples/s/state.go (13 lines)"},
-		{"range end past end", "{{#include ../examples/s/state.go:2:99}}", "line 99 is past the end"},
-		{"empty file line", "{{#include empty.txt:1}}", "line 1 is past the end of book/empty.txt (0 lines)"},
-		{"reversed range", "{{#include ../examples/s/state.go:5:2}}", "book/ch.md:2: {{#include ../examples/s/state.go:5:2}}: range ends (line 2) before it starts (line 5)"},
-		{"line zero", "{{#include ../examples/s/state.go:0}}", "line numbers start at 1"},
-		{"escapes repo", "{{#include ../../etc/passwd}}", "book/ch.md:2: include path \"../../etc/passwd\" leaves the repository"},
-		{"absolute", "{{#include /etc/passwd}}", "is absolute"},
-		{"no path", "{{#include }}", "needs a path"},
-		{"bad anchor name", "{{#include ../examples/s/state.go:a.b}}", "neither a line number nor an anchor name"},
-		{"too many colons", "{{#include ../examples/s/state.go:1:2:3}}", "too many ':'"},
-		{"rustdoc_include", "{{#rustdoc_include ../examples/s/state.go}}", "book/ch.md:2: {{#rustdoc_include}} is not supported"},
-		{"anchor opened twice", "{{#include ../examples/s/twice.go:a}}", "book/ch.md:2: {{#include ../examples/s/twice.go:a}}: anchor \"a\" is opened twice in examples/s/twice.go (lines 1 and 4)"},
-		{"space in anchor", "{{#include ../examples/s/state.go:my anchor}}", "\"my anchor\" after the ':' contains a space"},
-		{"not UTF-8", "{{#include latin1.txt}}", "book/ch.md:2: included file book/latin1.txt is not UTF-8 text (line 2 has a byte that is not UTF-8)"},
-		{"unclosed directive", "See {{#include ../examples/s/state.go:check", "book/ch.md:2: {{#include ...: the directive is not closed with }} on its line"},
-		{"unclosed directive with spaces", "{{ #include ../examples/s/state.go }", "book/ch.md:2: {{#include ...: the directive is not closed"},
-		{"cycle", "{{#include cycle.md}}", "book/cycle2.md:1: include cycle: book/cycle.md includes itself"},
-		{"too deep", "{{#include deep0.md}}", "includes nested more than 10 deep"},
-		{"error inside nested markdown", "{{#include nested-bad.md}}", "book/nested-bad.md:2: included file book/nope.go does not exist"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b, ch := bookWith(t, "# Ch\n"+tt.line+"\n", files)
-			d, err := Expand(b, ch)
-			if err == nil {
-				t.Fatalf("Expand succeeded:\n%s", d.Markdown)
-			}
-			var de *diag.Error
-			if !errors.As(err, &de) {
-				t.Fatalf("err = %T %v, want *diag.Error", err, err)
-			}
-			if !strings.Contains(de.Error(), tt.want) {
-				t.Errorf("err = %q\nwant it to contain %q", de.Error(), tt.want)
-			}
-		})
-	}
-	t.Run("escaped unclosed directive is text", func(t *testing.T) {
-		b, ch := bookWith(t, "Write \\{{#include file.go to include.\n", files)
-		d, err := Expand(b, ch)
-		if err != nil || string(d.Markdown) != "Write \\{{#include file.go to include.\n" {
-			t.Fatalf("got %q, %v", d.Markdown, err)
-		}
-	})
+// TestExpandErrorDetails checks what the case files cannot show: the
+// chain of includes in an error's detail, and that every problem of a
+// chapter is reported.
+func TestExpandErrorDetails(t *testing.T) {
+	files := map[string]string{"book/nested-bad.md": "fine\n{{#include nope.go}}\n"}
 	t.Run("nested error names the chain", func(t *testing.T) {
 		b, ch := bookWith(t, "# Ch\n{{#include nested-bad.md}}\n", files)
 		_, err := Expand(b, ch)
@@ -334,17 +115,20 @@ func TestParseDirective(t *testing.T) {
 		{"a.go:3:7", Directive{Path: "a.go", Start: 3, End: 7}},
 		{"a.go:3:", Directive{Path: "a.go", Start: 3}},
 		{"a.go::7", Directive{Path: "a.go", End: 7}},
+		{"a.go::", Directive{Path: "a.go"}},
+		{"a.go:", Directive{Path: "a.go"}},
 		{"a.go:my-anchor_1", Directive{Path: "a.go", Anchor: "my-anchor_1"}},
 		{"../x/a.go:state", Directive{Path: "../x/a.go", Anchor: "state"}},
 	}
 	for _, tt := range tests {
 		got, err := ParseDirective(tt.args)
 		tt.want.Args = tt.args
-		if err != nil || got != tt.want {
+		tt.want.Kind = "include"
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("ParseDirective(%q) = %+v, %v; want %+v", tt.args, got, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"", ":3", "a.go::", "a.go:x:1", "a.go:1:y", "a b.go", "a.go:1:2:3", "a.go:0:3", "a.go:$"} {
+	for _, bad := range []string{"", ":3", "a.go:x:1", "a.go:1:y", "a b.go", "a.go:1:2:3", "a.go:0:3", "a.go:$"} {
 		if d, err := ParseDirective(bad); err == nil {
 			t.Errorf("ParseDirective(%q) = %+v, want an error", bad, d)
 		}
@@ -372,7 +156,7 @@ func FuzzScanLine(f *testing.F) {
 		var b strings.Builder
 		for _, sg := range segs {
 			b.WriteString(sg.Text)
-			if sg.Directive != nil && sg.Directive.Unsupported == "" {
+			if sg.Directive != nil && sg.Directive.Unsupported == "" && sg.Directive.Kind != "title" {
 				if sg.Directive.Path == "" {
 					t.Fatalf("directive without path in %q", s)
 				}
@@ -386,4 +170,63 @@ func FuzzScanLine(f *testing.F) {
 			t.Fatalf("segments give %q for %q", got, s)
 		}
 	})
+}
+
+// TestIncludeSpec runs testdata/include: each case is a repository
+// (book/ch.md is the chapter) and either the expanded Markdown (-- want --,
+// exact; -- origins -- optionally gives each line's "file:line", -- title --
+// the chapter's {{#title}}) or the problems (-- error --, each
+// "file:line: " and a substring of the message, one per line). The cases
+// are mdBook's include rules (format/mdbook.md) as data.
+func TestIncludeSpec(t *testing.T) {
+	for _, c := range spectest.Load(t, "testdata/include") {
+		t.Run(c.Name, func(t *testing.T) {
+			root := t.TempDir()
+			c.WriteTree(t, root)
+			src := c.File(t, "book/ch.md")
+			ch := &book.Item{Kind: book.KindChapter, Title: "Ch", Path: "ch.md", Line: 1, Source: []byte(src)}
+			b := &book.Book{Root: root, Dir: filepath.Join(root, "book"), Chapters: []*book.Item{ch}}
+			d, err := Expand(b, ch)
+			if want, ok := c.Files["error"]; ok {
+				if err == nil {
+					t.Fatalf("%s\nExpand succeeded:\n%s", c.Comment, d.Markdown)
+				}
+				var got []string
+				for _, e := range diag.All(err) {
+					got = append(got, e.Error())
+				}
+				for _, w := range strings.Split(strings.TrimSpace(want), "\n") {
+					found := false
+					for _, g := range got {
+						found = found || strings.Contains(g, w)
+					}
+					if !found {
+						t.Errorf("%s\nno error contains %q; got:\n%s", c.Comment, w, strings.Join(got, "\n"))
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nExpand: %v", c.Comment, err)
+			}
+			if want := c.File(t, "want"); string(d.Markdown) != want {
+				t.Errorf("%s\nMarkdown:\n%s\nwant:\n%s", c.Comment, d.Markdown, want)
+			}
+			if n := strings.Count(string(d.Markdown), "\n"); len(d.Origins) != n {
+				t.Errorf("%d origins for %d lines", len(d.Origins), n)
+			}
+			if want, ok := c.Files["origins"]; ok {
+				var got []string
+				for _, o := range d.Origins {
+					got = append(got, fmt.Sprintf("%s:%d", o.File, o.Line))
+				}
+				if g := strings.Join(got, " "); g != strings.TrimSpace(want) {
+					t.Errorf("%s\norigins = %s\nwant      %s", c.Comment, g, strings.TrimSpace(want))
+				}
+			}
+			if want, ok := c.Files["title"]; ok && d.Title != strings.TrimSpace(want) {
+				t.Errorf("%s\ntitle = %q, want %q", c.Comment, d.Title, strings.TrimSpace(want))
+			}
+		})
+	}
 }

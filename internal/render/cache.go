@@ -88,6 +88,7 @@ func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h.Write(doc[:])
 	h.Write(r.bookKey[:])
 	r.claimsKey(h, d)
+	r.programsKey(h)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -106,6 +107,14 @@ func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 		fmt.Fprintf(h, "ch:%s\x00", p)
 	}
 	fmt.Fprintf(h, "repo:%s\x00root:%s", b.Config.Repository, b.Root)
+	langs := make([]string, 0, len(b.Config.HideLines))
+	for l := range b.Config.HideLines {
+		langs = append(langs, l)
+	}
+	slices.Sort(langs)
+	for _, l := range langs {
+		fmt.Fprintf(h, "\x00hide:%s=%s", l, b.Config.HideLines[l])
+	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	return sum

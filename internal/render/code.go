@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/yuin/goldmark/ast"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
@@ -37,6 +38,9 @@ func (nr *nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindHeading, nr.heading)
 	reg.Register(ast.KindFencedCodeBlock, nr.fenced)
 	reg.Register(ast.KindCodeBlock, nr.indented)
+	reg.Register(ast.KindBlockquote, nr.blockquote)
+	reg.Register(ast.KindImage, nr.image)
+	reg.Register(east.KindDefinitionTerm, nr.definitionTerm)
 }
 
 func (nr *nodeRenderer) heading(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -44,7 +48,10 @@ func (nr *nodeRenderer) heading(w util.BufWriter, src []byte, node ast.Node, ent
 	if entering {
 		_, _ = w.WriteString("<h" + strconv.Itoa(n.Level))
 		if n.Attributes() != nil {
-			gmhtml.RenderAttributes(w, node, gmhtml.HeadingAttributeFilter)
+			// Every attribute: mdBook writes a heading's {key=value}
+			// attributes whatever their name (validAttrName keeps
+			// them well-formed and drops on...= handlers).
+			gmhtml.RenderAttributes(w, node, nil)
 		}
 		_ = w.WriteByte('>')
 		return ast.WalkContinue, nil
@@ -73,7 +80,13 @@ func (nr *nodeRenderer) fenced(w util.BufWriter, src []byte, node ast.Node, ente
 	ci.SrcFile = attrString(n, attrSrcFile)
 	ci.SrcURL = attrString(n, attrSrcURL)
 	ci.Try = attrString(n, attrTry)
-	writeCode(w, codeLines(n, src), ci)
+	if p := attrString(n, attrHidePrefix); p != "" && ci.HidePrefix == "" && !ci.HideRust {
+		ci.HidePrefix = p // book.toml's [output.html.code.hidelines]
+	}
+	writeCode(w, hideLines(codeLines(n, src), ci), ci)
+	if run := attrString(n, attrRun); run != "" {
+		_, _ = w.WriteString(run + "\n")
+	}
 	return ast.WalkSkipChildren, nil
 }
 
@@ -110,6 +123,12 @@ type codeInfo struct {
 	Ignore  bool
 	LineNos bool
 	HLLines [][2]int // 1-based inclusive ranges
+	// HideRust hides rustdoc's hidden lines ("# " prefix) of a rust block;
+	// HidePrefix, when set, hides the lines starting with it (after
+	// indentation), mdBook's hidelines=PREFIX (format/mdbook.md "Hiding
+	// code lines").
+	HideRust   bool
+	HidePrefix string
 
 	SrcFile string // "examples/x/y.go" for a block included from examples/
 	SrcURL  string // that file (and lines) in the repository, "" without one
@@ -122,6 +141,9 @@ const (
 	attrSrcFile = "bookgen-src-file"
 	attrSrcURL  = "bookgen-src-url"
 	attrTry     = "bookgen-try"
+	// attrHidePrefix is book.toml's hidelines prefix for the block's
+	// language.
+	attrHidePrefix = "bookgen-hide-prefix"
 )
 
 func attrString(n ast.Node, name string) string {
@@ -320,4 +342,41 @@ func scope(css, prefix string) string {
 		b.WriteString(prefix + line + "\n")
 	}
 	return b.String()
+}
+
+// hideLines drops the lines mdBook hides from a code block's display
+// (format/mdbook.md "Hiding code lines"). In a rust block (rustdoc's rule,
+// as mdBook's hide_lines_rust applies it) a line whose first non-blank
+// character is "#" followed by a space or by nothing is hidden, "##" shows
+// as "#" and any other "#..." ("#[derive]", "#!") is shown as written. With
+// ci.HidePrefix, a line whose text after indentation starts with the prefix
+// is hidden. mdBook keeps hidden lines behind a toggle; bookgen's pages
+// leave them out (README, "Coming from mdBook").
+func hideLines(code string, ci codeInfo) string {
+	if !ci.HideRust && ci.HidePrefix == "" {
+		return code
+	}
+	lines := strings.SplitAfter(code, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		body := strings.TrimLeft(l, " \t")
+		indent := l[:len(l)-len(body)]
+		if ci.HidePrefix != "" {
+			if !strings.HasPrefix(body, ci.HidePrefix) {
+				out = append(out, l)
+			}
+			continue
+		}
+		switch rest, ok := strings.CutPrefix(body, "#"); {
+		case !ok:
+			out = append(out, l)
+		case strings.HasPrefix(rest, "#"):
+			out = append(out, indent+rest)
+		case rest == "" || rest == "\n" || rest == "\r\n" || strings.HasPrefix(rest, " "):
+			// hidden
+		default:
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
 }

@@ -14,6 +14,10 @@ func FuzzRender(f *testing.F) {
 		"```console timeout=1s\n$ go run ./x\n...\n```\n",
 		"[bad](../../../x) [r](../examples/stream/state.go#L3)\n",
 		"Term\n: def\n\n| a |\n|---|\n| b |\n\n[^1]\n\n[^1]: n\n",
+		// mdBook's Markdown (mdbook.go).
+		"## H {#h .c k=v bare}\n\nSetext {.s}\n---\n\n## Closed ## {#x}\n",
+		"a\nb\\\nc\n  : d\n  : e\n\n> [!NOTE]\n> n\n>\n> > [!tip]\n",
+		"```rust\n# hidden\n##shown\n```\n\n```py,hidelines=~\n~x\n```\n![a\\\nb](diagram.svg)\n",
 	} {
 		f.Add(s)
 	}

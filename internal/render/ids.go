@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/yuin/goldmark/ast"
+	east "github.com/yuin/goldmark/extension/ast"
 )
 
 // ReservedIDs are the id attributes the page template (theme/page.html), the
@@ -101,22 +102,30 @@ func (t *idTable) Generate(value []byte, kind ast.NodeKind) []byte {
 func (t *idTable) Put(value []byte) { t.used[string(value)] = true }
 
 // assign gives every heading of doc that has a placeholder id its id, in
-// document order: NormalizeID of its plain text ("heading" when that is
-// empty), then, as mdBook does for repeated headings, "-1", "-2", ... until
+// document order, and every definition term its id: NormalizeID of its
+// plain text ("section" when that is empty), then, as mdBook does for repeated headings, "-1", "-2", ... until
 // the id is used by no explicit id, earlier heading or the template
 // (Reserved).
 func (t *idTable) assign(doc ast.Node, src []byte) {
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		h, ok := n.(*ast.Heading)
-		if !entering || !ok {
+		if !entering {
 			return ast.WalkContinue, nil
 		}
-		if !strings.HasPrefix(headingID(h), autoMark) {
-			return ast.WalkSkipChildren, nil
+		switch n.(type) {
+		case *ast.Heading:
+			if !strings.HasPrefix(nodeID(n), autoMark) {
+				return ast.WalkSkipChildren, nil
+			}
+		case *east.DefinitionTerm:
+			// mdBook gives definition terms ids from the same
+			// sequence as headings (add_header_links: h1-h6 and dt).
+		default:
+			return ast.WalkContinue, nil
 		}
-		base := NormalizeID(plainText(h, src))
+		h := n
+		base := NormalizeID(idText(h, src))
 		if base == "" {
-			base = "heading"
+			base = "section" // mdBook's id_from_content for "## ::"
 		}
 		id := base
 		for i := 1; t.used[id] || Reserved(id); i++ {

@@ -11,7 +11,7 @@ import (
 )
 
 // docSums remembers, per chapter path, the hash of a Doc's own part of its
-// cache key (docSum: path, title, Markdown, origins), found by the identity
+// cache key (docSum: path, titles, Markdown, origins), found by the identity
 // of the Doc's Markdown and Origins: an expand.Cache hands out the same
 // slices while a chapter is unchanged, so a rebuild hashes only the
 // chapters that changed rather than every chapter's text. The entry holds
@@ -23,10 +23,11 @@ type docSums struct {
 }
 
 type docSumEntry struct {
-	title   string
-	md      []byte
-	origins []expand.Origin
-	sum     [sha256.Size]byte
+	title    string // the chapter's title in SUMMARY.md
+	docTitle string // its {{#title}} (expand.Doc.Title)
+	md       []byte
+	origins  []expand.Origin
+	sum      [sha256.Size]byte
 }
 
 // sameSlice reports whether a and b are the same slice (same array, same
@@ -42,12 +43,12 @@ func (m *docSums) docSum(d *expand.Doc) [sha256.Size]byte {
 		m.mu.Lock()
 		e, ok := m.entries[d.Chapter.Path]
 		m.mu.Unlock()
-		if ok && e.title == d.Chapter.Title && sameSlice(e.md, d.Markdown) && sameSlice(e.origins, d.Origins) {
+		if ok && e.title == d.Chapter.Title && e.docTitle == d.Title && sameSlice(e.md, d.Markdown) && sameSlice(e.origins, d.Origins) {
 			return e.sum
 		}
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "render v3\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
+	fmt.Fprintf(h, "render v4\x00%s\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, d.Title, len(d.Markdown))
 	h.Write(d.Markdown)
 	// The origin of every line: the file where it changes, the line
 	// number of each (binary, no formatting: a large book hashes tens of
@@ -69,7 +70,7 @@ func (m *docSums) docSum(d *expand.Doc) [sha256.Size]byte {
 		if m.entries == nil {
 			m.entries = map[string]docSumEntry{}
 		}
-		m.entries[d.Chapter.Path] = docSumEntry{title: d.Chapter.Title, md: d.Markdown, origins: d.Origins, sum: sum}
+		m.entries[d.Chapter.Path] = docSumEntry{title: d.Chapter.Title, docTitle: d.Title, md: d.Markdown, origins: d.Origins, sum: sum}
 		m.mu.Unlock()
 	}
 	return sum

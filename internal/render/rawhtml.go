@@ -1,11 +1,13 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
+	xhtml "golang.org/x/net/html"
 
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
@@ -110,3 +112,42 @@ func htmlNodeText(n ast.Node, src []byte) (raw string, off int, ok bool) {
 func isJavaScriptURL(dest string) bool {
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(dest)), "javascript:")
 }
+
+// htmlBlockText returns the text an HTML block shows: its character data
+// with entities decoded, without tags and comments, and without the content
+// of <script>, <style> and <template>, which is not text a reader reads
+// (mdBook's search index skips script and style likewise).
+func htmlBlockText(n ast.Node, src []byte) string {
+	var raw bytes.Buffer
+	for i := 0; i < n.Lines().Len(); i++ {
+		seg := n.Lines().At(i)
+		raw.Write(seg.Value(src))
+	}
+	if hb, ok := n.(*ast.HTMLBlock); ok && hb.HasClosure() {
+		raw.Write(hb.ClosureLine.Value(src))
+	}
+	var out []string
+	z := xhtml.NewTokenizer(&raw)
+	skip := 0
+	for {
+		switch z.Next() {
+		case xhtml.ErrorToken:
+			return strings.Join(strings.Fields(strings.Join(out, " ")), " ")
+		case xhtml.StartTagToken:
+			if name, _ := z.TagName(); hiddenText[string(name)] {
+				skip++
+			}
+		case xhtml.EndTagToken:
+			if name, _ := z.TagName(); hiddenText[string(name)] && skip > 0 {
+				skip--
+			}
+		case xhtml.TextToken:
+			if skip == 0 {
+				out = append(out, string(z.Text()))
+			}
+		}
+	}
+}
+
+// hiddenText names the elements whose content is not text a reader reads.
+var hiddenText = map[string]bool{"script": true, "style": true, "template": true}

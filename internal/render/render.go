@@ -34,6 +34,7 @@ import (
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // Page is one rendered chapter.
@@ -61,6 +62,9 @@ type Page struct {
 	// site's Content-Security-Policy blocks (<script>, <iframe>, <style>,
 	// style= and on...= attributes, javascript: links), at its line.
 	Warnings []*diag.Error
+	// Files are the files the page's run panels load (see SetPrograms),
+	// for the site to copy under their names.
+	Files []File
 }
 
 // ExternalLink is a link that leaves the site.
@@ -111,8 +115,10 @@ type Renderer struct {
 	book     *book.Book
 	md       goldmark.Markdown
 	chapters map[string]bool   // book-relative paths of non-draft chapters
+	pages    map[string]string // site path of each chapter's page (book.HTMLPath) to its path
 	probes   map[string]string // what the current render learnt from the file system
 	claims   claimIndex        // see SetClaims
+	programs programIndex      // see SetPrograms
 	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
 }
 
@@ -120,14 +126,16 @@ type Renderer struct {
 // b.Root; links to repository files outside book/ point to
 // b.Config.Repository + "/blob/main/<path>" when a repository is configured.
 func New(b *book.Book) *Renderer {
-	r := &Renderer{book: b, chapters: map[string]bool{}}
+	r := &Renderer{book: b, chapters: map[string]bool{}, pages: map[string]string{}}
 	for _, ch := range b.Chapters {
 		if ch.Path != "" {
 			r.chapters[ch.Path] = true
+			r.pages[book.HTMLPath(ch.Path)] = ch.Path
 		}
 	}
 	r.bookKey = bookHash(b, r.chapters)
 	r.md = goldmark.New(
+		goldmark.WithParser(newParser()),
 		goldmark.WithExtensions(
 			// GFM without its table: the table is added below so that a
 			// column's alignment becomes an align attribute (styled by
@@ -138,12 +146,13 @@ func New(b *book.Book) *Renderer {
 			extension.Strikethrough,
 			extension.TaskList,
 			extension.Footnote,
-			extension.DefinitionList,
 			extension.Typographer,
+			// Definition lists, heading attributes and admonitions as
+			// mdBook reads them (mdbook.go).
+			mdBookMarkdown{},
 		),
 		goldmark.WithParserOptions(
 			parser.WithAutoHeadingID(),
-			parser.WithAttribute(),
 		),
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
@@ -249,6 +258,13 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 		case *ast.FencedCodeBlock:
 			r.markSource(d, n, lines)
+			if n.Info != nil {
+				lang, _ := verify.ParseInfo(string(n.Info.Segment.Value(src)))
+				if p := r.book.Config.HideLines[lang]; p != "" {
+					n.SetAttributeString(attrHidePrefix, []byte(p))
+				}
+			}
+			r.markRun(n, src, pg)
 			errs = append(errs, r.figure(d, n, src, lines)...)
 		case *ast.Image:
 			if e := r.checkImage(chPath, string(n.Destination)); e != nil {
@@ -266,6 +282,9 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	}
 	if pg.Title == "" {
 		pg.Title = d.Chapter.Title
+	}
+	if d.Title != "" {
+		pg.Title = d.Title // mdBook's {{#title}}
 	}
 	pg.Sections, pg.Summary = sections(doc, src, pg.Title)
 
@@ -299,11 +318,24 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q leaves the repository", dest)}
 	}
 	if bookPath, ok := strings.CutPrefix(repoPath, "book/"); ok {
-		if strings.HasSuffix(bookPath, ".md") {
+		if ch, ok := r.pages[bookPath]; ok && !r.chapters[bookPath] {
+			// A link to a chapter's page ("chapter_1.html#x"), as
+			// mdBook authors may write: checked like one to its file.
+			return dest, &Link{Target: ch, Fragment: u.Fragment}, nil
+		}
+		if strings.HasSuffix(bookPath, ".md") || r.chapters[bookPath] {
 			if !r.chapters[bookPath] {
 				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names book/%s, which is not a chapter in SUMMARY.md", dest, bookPath)}
 			}
-			out := strings.TrimSuffix(u.EscapedPath(), ".md") + ".html"
+			// The chapter's page, where book.HTMLPath puts it:
+			// "a/b.md" is "a/b.html", "a/README.md" is "a/index.html".
+			ep := u.EscapedPath()
+			i := strings.LastIndexByte(ep, '/')
+			base, err := url.PathUnescape(ep[i+1:])
+			if err != nil {
+				base = ep[i+1:]
+			}
+			out := ep[:i+1] + (&url.URL{Path: book.HTMLPath(base)}).EscapedPath()
 			if u.RawQuery != "" {
 				out += "?" + u.RawQuery
 			}
@@ -319,7 +351,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 			}
 			// A folder is a page only through its index: a chapter
 			// index.md (written as index.html) or a copied index.html.
-			if fi.IsDir() && !r.chapters[path.Join(bookPath, "index.md")] {
+			if _, index := r.pages[path.Join(bookPath, "index.html")]; fi.IsDir() && !index {
 				if _, err := r.stat(path.Join(repoPath, "index.html")); err != nil {
 					return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names the folder %s, which has no page on the site (no index.md chapter or index.html in it)", dest, repoPath)}
 				}
@@ -555,7 +587,10 @@ func (l lineIndex) line(off int) int {
 	return sort.Search(len(l), func(i int) bool { return l[i] > off })
 }
 
-func headingID(n *ast.Heading) string {
+func headingID(n *ast.Heading) string { return nodeID(n) }
+
+// nodeID returns n's id attribute, "" when it has none.
+func nodeID(n ast.Node) string {
 	if v, ok := n.AttributeString("id"); ok {
 		switch v := v.(type) {
 		case []byte:
@@ -569,23 +604,60 @@ func headingID(n *ast.Heading) string {
 
 // plainText returns the text of n's inline content, entities decoded and
 // line breaks turned into spaces.
-func plainText(n ast.Node, src []byte) string {
+func plainText(n ast.Node, src []byte) string { return plainTextOf(n, src, " ", false) }
+
+// idText is the text an id is made from: plainText, except that a hard
+// line break counts as nothing (mdBook takes the text nodes of the
+// rendered heading or term, and <br> is none).
+func idText(n ast.Node, src []byte) string { return plainTextOf(n, src, "", false) }
+
+// altText is an image's alt text: plainText, keeping raw HTML as written
+// ("<em>x</em>"), as cmark and mdBook write an image description's plain
+// string content.
+func altText(n ast.Node, src []byte) string { return plainTextOf(n, src, " ", true) }
+
+// plainTextOf is plainText with hard line breaks written as hard, and raw
+// HTML kept as text when raw is set.
+func plainTextOf(n ast.Node, src []byte, hard string, raw bool) string {
 	var b strings.Builder
+	hidden := 0 // inside inline <script> or <style>: not text
 	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
+		if r, ok := c.(*ast.RawHTML); ok && raw {
+			b.Write(r.Segments.Value(src))
+			return ast.WalkSkipChildren, nil
+		}
+		if r, ok := c.(*ast.RawHTML); ok {
+			tag := strings.ToLower(string(r.Segments.Value(src)))
+			for name := range hiddenText {
+				switch {
+				case strings.HasPrefix(tag, "<"+name+">"), strings.HasPrefix(tag, "<"+name+" "):
+					hidden++
+				case strings.HasPrefix(tag, "</"+name) && hidden > 0:
+					hidden--
+				}
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		if hidden > 0 {
+			return ast.WalkContinue, nil
+		}
 		switch c := c.(type) {
 		case *ast.Text:
-			b.Write(c.Segment.Value(src))
-			if c.SoftLineBreak() || c.HardLineBreak() {
+			// What the reader sees: "\<title\>" is "<title>",
+			// "&amp;" is "&".
+			b.Write(book.PlainSegment(c.Segment.Value(src)))
+			switch {
+			case c.HardLineBreak():
+				b.WriteString(hard)
+			case c.SoftLineBreak():
 				b.WriteByte(' ')
 			}
 		case *ast.String:
 			// Typographer output ("&rsquo;") is HTML; decode it.
 			b.WriteString(html.UnescapeString(string(c.Value)))
-		case *ast.RawHTML:
-			return ast.WalkSkipChildren, nil
 		case *ast.AutoLink:
 			b.Write(c.Label(src))
 		}
@@ -616,6 +688,11 @@ func blockText(n ast.Node, src []byte) string {
 			parts = append(parts, b.String())
 			return ast.WalkSkipChildren, nil
 		case *ast.HTMLBlock:
+			// Its text is the page's text too; a script's or a
+			// style sheet's is not.
+			if t := htmlBlockText(c, src); t != "" {
+				parts = append(parts, t)
+			}
 			return ast.WalkSkipChildren, nil
 		}
 		if c.Type() == ast.TypeBlock && c.FirstChild() != nil && c.FirstChild().Type() == ast.TypeInline {

@@ -233,18 +233,6 @@ func TestFolderLinkNeedsIndex(t *testing.T) {
 	}
 }
 
-// TestDuplicateExplicitIDRefused checks that two headings given the same
-// {#id} are refused at the second one's line, naming the first: the page
-// would have two elements with one id and #id would reach only the first.
-func TestDuplicateExplicitIDRefused(t *testing.T) {
-	b := testBook(t)
-	_, err := New(b).Render(doc(b, 1, "# T\n\n## One {#x}\n\n## Two {#x}\n\n## X\n"))
-	want := `book/ownership.md:5: heading id "x" is already the id of the heading at book/ownership.md:3; choose another`
-	if err == nil || err.Error() != want {
-		t.Errorf("err = %v, want %s", err, want)
-	}
-}
-
 func TestErrorLineComesFromOrigin(t *testing.T) {
 	b := testBook(t)
 	d := doc(b, 0, "a\n\n[x](nope.md)\n")
@@ -472,66 +460,6 @@ func TestCacheReusesUnchangedPages(t *testing.T) {
 	}
 }
 
-// TestHeadingIDsFollowMdBook checks mdBook's id rule (mdbook::utils::
-// normalize_id and unique_id_from_content): Unicode letters and digits are
-// kept and lowercased with Unicode's rules (Ü, Ε, É as well as ASCII), whitespace becomes "-", other punctuation is
-// dropped, a link counts by its text, and a repeated id gets "-1", "-2".
-func TestHeadingIDsFollowMdBook(t *testing.T) {
-	b := testBook(t)
-	md := "## Épocas y fencing — ünïcode 日本語\n\n## Ελληνικά\n\n## 日本語\n\n" +
-		"## The `Fence` [rule](https://example.org/x)\n\n## C++ & Go: 2 epochs\n\n## Épocas y fencing — ünïcode 日本語\n\n## !!!\n\n## हिन्दी ½\n\n## Überblick\n\n## İstanbul\n"
-	pg, err := New(b).Render(doc(b, 1, md))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"épocas-y-fencing--ünïcode-日本語",
-		"ελληνικά",
-		"日本語",
-		"the-fence-rule",
-		"c--go-2-epochs",
-		"épocas-y-fencing--ünïcode-日本語-1",
-		"heading",
-		"हिनदी-½", // vowel signs are Alphabetic, the virama is not; ½ is a number (No)
-		"überblick",
-		"i\u0307stanbul", // Rust's char::to_lowercase('İ') is "i" + U+0307
-	}
-	if len(pg.Headings) != len(want) {
-		t.Fatalf("got %d headings, want %d: %+v", len(pg.Headings), len(want), pg.Headings)
-	}
-	for i, h := range pg.Headings {
-		if h.ID != want[i] {
-			t.Errorf("heading %q: id %q, want %q", h.Text, h.ID, want[i])
-		}
-		if !bytes.Contains(pg.HTML, []byte(`id="`+want[i]+`"`)) {
-			t.Errorf("page has no id=%q:\n%s", want[i], pg.HTML)
-		}
-	}
-}
-
-// TestHeadingIDsAvoidTemplateIDs checks that a heading never takes an id
-// the page template or its scripts use (help-title, content, ...), and that
-// an explicit {#id} keeps its id while a later automatic one moves on.
-func TestHeadingIDsAvoidTemplateIDs(t *testing.T) {
-	b := testBook(t)
-	md := "## Help title\n\n## Content\n\n## Search result 3\n\n## Rule\n\n## Other {#rule}\n"
-	pg, err := New(b).Render(doc(b, 1, md))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"help-title-1", "content-1", "search-result-3-1", "rule-1", "rule"}
-	for i, h := range pg.Headings {
-		if h.ID != want[i] {
-			t.Errorf("heading %q: id %q, want %q", h.Text, h.ID, want[i])
-		}
-	}
-	for _, id := range ReservedIDs {
-		if bytes.Contains(pg.HTML, []byte(`id="`+id+`"`)) {
-			t.Errorf("fragment uses the template's id %q", id)
-		}
-	}
-}
-
 // TestUnicodeFragmentsDecoded checks that a link's #fragment is compared
 // with heading ids as text, whether written as is or percent-encoded.
 func TestUnicodeFragmentsDecoded(t *testing.T) {
@@ -548,17 +476,6 @@ func TestUnicodeFragmentsDecoded(t *testing.T) {
 		if l.Fragment != want[i] {
 			t.Errorf("link %d: fragment %q, want %q", i, l.Fragment, want[i])
 		}
-	}
-}
-
-// TestExplicitReservedIDRefused checks that an explicit {#id} naming an id
-// of the page template is refused at its line.
-func TestExplicitReservedIDRefused(t *testing.T) {
-	b := testBook(t)
-	_, err := New(b).Render(doc(b, 1, "# T\n\n## Main text {#content}\n"))
-	want := `book/ownership.md:3: heading id "content" is used by the page template`
-	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Fatalf("err = %v, want %q...", err, want)
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 
 // outlineSum hashes the book's outline, which the sidebar of every page,
 // the table of contents page and the print page's links are made from:
-// every entry of SUMMARY.md (kind, title, path, number, draft, nesting),
+// every entry of SUMMARY.md (kind, title and its HTML, path, number,
+// draft, nesting),
 // the chapters in reading order, SUMMARY.md's title and book.toml.
 func outlineSum(b *book.Book) [sha256.Size]byte {
 	h := sha256.New()
@@ -33,7 +34,7 @@ func outlineSum(b *book.Book) [sha256.Size]byte {
 
 func writeItems(h hash.Hash, items []*book.Item) {
 	for _, it := range items {
-		fmt.Fprintf(h, "%d\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.Path, it.Number, it.Draft, len(it.Children))
+		fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.TitleHTML, it.Path, it.Number, it.Draft, len(it.Children))
 		writeItems(h, it.Children)
 	}
 }
@@ -174,10 +175,15 @@ type pageMemo struct {
 
 // notFoundKey hashes what 404.html is made from: the template, the assets'
 // names, the book's outline (its configuration, the table of contents, the
-// first chapter) and where the site is served.
-func notFoundKey(tmplText []byte, a assets, outline [sha256.Size]byte, servedAtRoot bool) [sha256.Size]byte {
+// first chapter), where the site is served and the book's own 404 page
+// (nf, nil when it has none).
+func notFoundKey(tmplText []byte, a assets, outline [sha256.Size]byte, servedAtRoot bool, nf *render.Page) [sha256.Size]byte {
 	h := sha256.New()
-	fmt.Fprintf(h, "404\x00%d\x00%s\x00%+v\x00%x\x00%v", len(tmplText), tmplText, a, outline, servedAtRoot)
+	fmt.Fprintf(h, "404\x00%d\x00%s\x00%+v\x00%x\x00%v\x00", len(tmplText), tmplText, a, outline, servedAtRoot)
+	if nf != nil {
+		fmt.Fprintf(h, "page\x00%s\x00%d\x00", nf.Title, len(nf.HTML))
+		h.Write(nf.HTML)
+	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	return sum

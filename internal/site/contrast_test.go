@@ -105,6 +105,8 @@ func TestThemeContrast(t *testing.T) {
 		{"--sidebar-fg", "--sidebar-bg"}, {"--muted", "--sidebar-bg"}, {"--link", "--sidebar-bg"},
 		{"--link", "--current-bg"}, {"--muted", "--current-bg"}, {"--fg", "--current-bg"},
 		{"--note-fg", "--note-bg"}, {"--mark-fg", "--mark-bg"}, {"--check-fg", "--check-bg"}, {"--fg", "--hl-line"},
+		// Admonition titles (render's "> [!NOTE]" blocks) on the page.
+		{"--adm-note", "--bg"}, {"--adm-tip", "--bg"}, {"--adm-important", "--bg"}, {"--adm-warning", "--bg"}, {"--adm-caution", "--bg"},
 	}
 	checked := 0
 	for _, pal := range []struct {

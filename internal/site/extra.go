@@ -34,12 +34,14 @@ type SearchDoc struct {
 // in reading order.
 func searchIndex(b *book.Book, pages []*render.Page) ([]byte, error) {
 	parts := partTitles(b.Items, "", map[*book.Item]string{})
+	parents := parentTitles(b.Items, nil, map[*book.Item][]string{})
 	var docs []SearchDoc
 	for i, ch := range b.Chapters {
 		crumbs := []string{}
 		if p := parts[ch]; p != "" {
 			crumbs = append(crumbs, p)
 		}
+		crumbs = append(crumbs, parents[ch]...)
 		crumbs = append(crumbs, strings.TrimSpace(numberString(ch.Number)+" "+pages[i].Title))
 		for _, s := range pages[i].Sections {
 			u := htmlPath(ch.Path)
@@ -56,6 +58,23 @@ func searchIndex(b *book.Book, pages []*render.Page) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// parentTitles maps every chapter to the titles of the chapters it is nested
+// under, outermost first ("1. Ownership", "1.2. Epochs"), as mdBook's search
+// breadcrumbs name a chapter's parents (Chapter.parent_names).
+func parentTitles(items []*book.Item, above []string, out map[*book.Item][]string) map[*book.Item][]string {
+	for _, it := range items {
+		if it.Kind != book.KindChapter {
+			continue
+		}
+		out[it] = above
+		if len(it.Children) > 0 {
+			next := append(above[:len(above):len(above)], strings.TrimSpace(numberString(it.Number)+" "+it.Title))
+			parentTitles(it.Children, next, out)
+		}
+	}
+	return out
 }
 
 // partTitles maps every chapter to the part title above it ("" before the
@@ -213,6 +232,16 @@ func printURL(v, prefix, sitePath string, chapters map[string]string) string {
 	return template.HTMLEscapeString((&url.URL{Path: target, RawQuery: u.RawQuery, Fragment: u.Fragment}).String())
 }
 
+// hasH1 reports whether a rendered chapter has a level-1 heading.
+func hasH1(pg *render.Page) bool {
+	for _, h := range pg.Headings {
+		if h.Level == 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // printPage renders print.html: every chapter in reading order, each in a
 // <section> whose id is printID of its path.
 func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets, pc *printCache) ([]byte, error) {
@@ -227,6 +256,12 @@ func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a as
 	for i, ch := range b.Chapters {
 		fmt.Fprintf(&body, "<section class=\"print-chapter\" id=\"%s\" aria-label=\"%s\">\n",
 			template.HTMLEscapeString(chapters[htmlPath(ch.Path)]), template.HTMLEscapeString(pages[i].Title))
+		if !hasH1(pages[i]) {
+			// As mdBook's print page does, a chapter without a level-1
+			// heading gets its title, so that the printed book shows
+			// where each chapter starts.
+			fmt.Fprintf(&body, "<h1 class=\"print-title\">%s</h1>\n", template.HTMLEscapeString(pages[i].Title))
+		}
 		body.Write(sections[i])
 		body.WriteString("</section>\n")
 	}

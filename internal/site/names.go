@@ -7,35 +7,44 @@ import (
 	"github.com/ownership-book/ownership/internal/diag"
 )
 
-// reserved maps the chapter files whose page would take the name of a page
-// the site stage writes itself to what that page is.
+// reserved maps the site paths of the pages the site stage writes itself to
+// what each page is.
 var reserved = map[string]string{
-	"index.md": "the book's front page (a copy of the first chapter)",
-	"404.md":   "the page served for unknown addresses",
-	"print.md": "the whole book on one page",
+	"index.html": "the book's front page (a copy of the first chapter)",
+	"404.html":   "the page served for unknown addresses",
+	"print.html": "the whole book on one page",
 }
 
 // CheckBook checks, before anything is verified or rendered, that b can be
-// written as a site: it has at least one chapter, and no chapter's page
-// takes the name of a page the site stage writes itself (index.html unless
-// index.md is the first chapter, 404.html, print.html). Problems are
-// *diag.Error values naming book/SUMMARY.md and, for a chapter, the line
-// that lists it.
+// written as a site: it has at least one chapter, no chapter's page takes
+// the name of a page the site stage writes itself (index.html unless the
+// first chapter is index.md or README.md, 404.html, print.html), and no two
+// chapters share a page (README.md and index.md in one folder are both its
+// index.html, mdBook's rule). Problems are *diag.Error values naming
+// book/SUMMARY.md and, for a chapter, the line that lists it.
 func CheckBook(b *book.Book) error {
 	if len(b.Chapters) == 0 {
 		return &diag.Error{File: "book/SUMMARY.md", Msg: "the book has no chapters"}
 	}
 	var errs diag.List
+	pages := map[string]*book.Item{}
 	for i, ch := range b.Chapters {
-		what, ok := reserved[ch.Path]
-		if !ok || (ch.Path == "index.md" && i == 0) {
+		page := htmlPath(ch.Path)
+		if prev, ok := pages[page]; ok {
+			errs = append(errs, &diag.Error{File: "book/SUMMARY.md", Line: ch.Line,
+				Msg: fmt.Sprintf("chapter book/%s would be written to %s, the page of book/%s (line %d): a README.md is its folder's index.html, as in mdBook; rename one", ch.Path, page, prev.Path, prev.Line)})
+			continue
+		}
+		pages[page] = ch
+		what, ok := reserved[page]
+		if !ok || (page == "index.html" && i == 0) {
 			continue
 		}
 		errs = append(errs, &diag.Error{
 			File: "book/SUMMARY.md",
 			Line: ch.Line,
 			Msg: fmt.Sprintf("chapter book/%s would be written to %s, which is %s; rename the file",
-				ch.Path, htmlPath(ch.Path), what),
+				ch.Path, page, what),
 		})
 	}
 	return errs.Err()

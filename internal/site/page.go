@@ -17,9 +17,11 @@ import (
 
 // tocEntry is one line of the sidebar.
 type tocEntry struct {
-	Kind     string // "chapter", "part" or "separator"
-	Number   string // "2.1." for numbered chapters, "" otherwise
-	Title    string
+	Kind   string // "chapter", "part" or "separator"
+	Number string // "2.1." for numbered chapters, "" otherwise
+	// Title is the entry's title as HTML: a chapter's inline Markdown
+	// rendered (book.Item.TitleHTML), a part title escaped.
+	Title    template.HTML
 	URL      string // relative to the page, "" for a draft
 	Current  bool
 	Draft    bool
@@ -42,6 +44,9 @@ type pageData struct {
 	Root        string // relative path to the site root: "", "../", ...
 	CSS, JS     string // asset URLs, relative to the page
 	ThemeJS     string // the script that sets the remembered theme before the first paint
+	// RunJS is the script of the run panels (theme/run.js), "" on a page
+	// without any.
+	RunJS       string
 	SearchIndex string // the search index (JSON), relative to the page
 	SearchLib   string // the search library, relative to the page
 	IsIndex     bool
@@ -67,7 +72,7 @@ func page(tmpl *template.Template, sb *sidebars, b *book.Book, pages []*render.P
 	ch := b.Chapters[i]
 	pg := pages[i]
 	sitePath := htmlPath(mdPath)
-	isIndex := sitePath == "index.html" && ch.Path != "index.md"
+	isIndex := sitePath == "index.html" && htmlPath(ch.Path) != "index.html"
 	if isIndex && strings.Contains(ch.Path, "/") {
 		// The first chapter lives in a folder: its relative links only work
 		// there, so the index sends the reader to it.
@@ -111,6 +116,9 @@ func page(tmpl *template.Template, sb *sidebars, b *book.Book, pages []*render.P
 	if i+1 < len(b.Chapters) {
 		n := b.Chapters[i+1]
 		d.Next = &navLink{URL: root + htmlPath(n.Path), Title: n.Title}
+	}
+	if len(pg.Files) > 0 && a.runJS != "" {
+		d.RunJS = root + a.runJS
 	}
 	for _, h := range pg.Headings {
 		if (h.Level == 2 || h.Level == 3) && h.ID != "" {
@@ -158,13 +166,10 @@ func common(b *book.Book, root string, a assets) *pageData {
 
 // notFound renders 404.html. It is served for any missing path, so its links
 // are absolute from the site URL's path ("/" when unset or servedAtRoot).
-func notFound(tmpl *template.Template, b *book.Book, a assets, servedAtRoot bool) ([]byte, error) {
+func notFound(tmpl *template.Template, b *book.Book, a assets, servedAtRoot bool, nf *render.Page) ([]byte, error) {
 	root := "/"
-	if u, err := url.Parse(b.Config.SiteURL); err == nil && u.Path != "" && !servedAtRoot {
-		root = u.Path
-		if !strings.HasSuffix(root, "/") {
-			root += "/"
-		}
+	if !servedAtRoot {
+		root = sitePath(b)
 	}
 	d := common(b, root, a)
 	d.Title = "Page not found"
@@ -172,10 +177,58 @@ func notFound(tmpl *template.Template, b *book.Book, a assets, servedAtRoot bool
 	d.TOC = toc(b.Items, nil, root)
 	d.Description = b.Config.Description
 	first := b.Chapters[0]
+	if nf != nil {
+		// The book's own 404 page (mdBook's src/404.md), written for
+		// the site root: its relative links are made absolute.
+		d.Title = nf.Title
+		d.Content = template.HTML(absolutize(nf.HTML, root))
+		return execute(tmpl, d, "404.html")
+	}
 	d.Content = template.HTML(fmt.Sprintf(
 		"<h1 id=\"page-not-found\">Page not found</h1>\n<p>There is no page at this address. It may have moved when the book was reorganised.</p>\n<p>Start from <a href=\"%s\">%s</a>, or pick a chapter from the list.</p>\n",
 		template.HTMLEscapeString(root+htmlPath(first.Path)), template.HTMLEscapeString(first.Title)))
 	return execute(tmpl, d, "404.html")
+}
+
+// absolutize prefixes every relative href and src of html (rendered for a
+// page at the site root) with root, the site's path ("/book/").
+func absolutize(html []byte, root string) []byte {
+	return replaceAttrs(html, func(name, v, out []byte) []byte {
+		s := string(v)
+		u, err := url.Parse(strings.ReplaceAll(s, "&amp;", "&"))
+		if string(name) == "id" || err != nil || u.Scheme != "" || u.Host != "" || s == "" || strings.HasPrefix(s, "#") || strings.HasPrefix(s, "/") {
+			return append(out, v...)
+		}
+		return append(append(out, root...), strings.TrimPrefix(s, "./")...)
+	})
+}
+
+// titleHTML returns the sidebar title of a chapter: its Markdown rendered,
+// or its plain title escaped when the Item was not made by ParseSummary.
+func titleHTML(it *book.Item) template.HTML {
+	if it.TitleHTML != "" {
+		return template.HTML(it.TitleHTML)
+	}
+	return template.HTML(template.HTMLEscapeString(it.Title))
+}
+
+// sitePath returns the path the site is served under ("/", "/book/"): the
+// Config's SitePath, or the path of its SiteURL when SitePath is unset (a
+// Config not made by book.ParseConfig).
+func sitePath(b *book.Book) string {
+	p := b.Config.SitePath
+	if p == "" {
+		if u, err := url.Parse(b.Config.SiteURL); err == nil {
+			p = u.Path
+		}
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return p
 }
 
 func execute(tmpl *template.Template, d *pageData, sitePath string) ([]byte, error) {
@@ -222,14 +275,14 @@ func tocWith(items []*book.Item, url func(*book.Item) string) []tocEntry {
 	for _, it := range items {
 		switch it.Kind {
 		case book.KindPartTitle:
-			out = append(out, tocEntry{Kind: "part", Title: it.Title})
+			out = append(out, tocEntry{Kind: "part", Title: template.HTML(template.HTMLEscapeString(it.Title))})
 		case book.KindSeparator:
 			out = append(out, tocEntry{Kind: "separator"})
 		default:
 			e := tocEntry{
 				Kind:   "chapter",
 				Number: numberString(it.Number),
-				Title:  it.Title,
+				Title:  titleHTML(it),
 				Draft:  it.Draft || it.Path == "",
 			}
 			if !e.Draft {

@@ -70,6 +70,10 @@ type Options struct {
 	// the site's files from "/" even when book.toml's site-url has a path
 	// ("https://example.org/book/"), as mdbook serve does.
 	ServedAtRoot bool
+	// NotFound, when set, is the rendering of book.Book.NotFound (mdBook's
+	// src/404.md): the content of 404.html, its relative links made
+	// absolute from the site's path (the page is served at any address).
+	NotFound *render.Page
 }
 
 // Write writes the site of b into the folder out. pages[i] is the rendering
@@ -122,7 +126,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 		}
 		st = s
 	}
-	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental); err != nil {
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental, opt.NotFound); err != nil {
 		st.abort()
 		return nil, err
 	}
@@ -246,10 +250,10 @@ type files map[string][]byte
 // assets are the site paths of the stylesheet, the script, the theme
 // script run before the first paint, the search index and the search
 // library.
-type assets struct{ css, js, themeJS, search, searchLib string }
+type assets struct{ css, js, themeJS, runJS, search, searchLib string }
 
 // generate writes every file of the site into out.
-func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool, inc *Incremental) error {
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool, inc *Incremental, nf *render.Page) error {
 	stableNames := inc != nil
 	var sbCache *sidebarCache
 	var pc *printCache
@@ -277,6 +281,11 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	if err != nil {
 		return themeError(err)
 	}
+	// run.js is optional: a theme without it shows transcripts only.
+	runJS, err := fs.ReadFile(th, "run.js")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return themeError(err)
+	}
 	var index []byte
 	if !stableNames {
 		// The index's name is the hash of its content.
@@ -284,7 +293,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 			return err
 		}
 	}
-	css = append(append(append(append([]byte{}, render.CSS()...), render.FigureCSS()...), '\n'), css...)
+	css = append(append(append(append(append([]byte{}, render.CSS()...), render.FigureCSS()...), render.RunCSS()...), '\n'), css...)
 	a := assets{
 		css:       "assets/" + hashedName("book", ".css", css),
 		js:        "assets/" + hashedName("book", ".js", js),
@@ -299,6 +308,15 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	}
 	for name, data := range map[string][]byte{a.css: css, a.js: js, a.themeJS: themeJS} {
 		if err := out.add(name, data); err != nil {
+			return err
+		}
+	}
+	if runJS != nil {
+		a.runJS = "assets/" + hashedName("run", ".js", runJS)
+		if err := out.add(a.runJS, runJS); err != nil {
+			return err
+		}
+		if err := writeRunFiles(out, pages); err != nil {
 			return err
 		}
 	}
@@ -363,8 +381,8 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		}
 	}
 	if !out.has("404.html") {
-		html, err := notFoundMemo.page(notFoundKey(tmplText, a, outline, servedAtRoot), func() ([]byte, error) {
-			return notFound(tmpl, b, a, servedAtRoot)
+		html, err := notFoundMemo.page(notFoundKey(tmplText, a, outline, servedAtRoot, nf), func() ([]byte, error) {
+			return notFound(tmpl, b, a, servedAtRoot, nf)
 		})
 		if err != nil {
 			return err
@@ -372,6 +390,9 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		if err := out.add("404.html", html); err != nil {
 			return err
 		}
+	}
+	if err := writeRedirects(out, b); err != nil {
+		return err
 	}
 	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a, pc) }); err != nil {
 		return err
@@ -403,8 +424,9 @@ func hashedName(base, ext string, data []byte) string {
 	return base + "." + hex.EncodeToString(sum[:4]) + ext
 }
 
-// htmlPath maps "a/b.md" to "a/b.html".
-func htmlPath(p string) string { return strings.TrimSuffix(p, ".md") + ".html" }
+// htmlPath is book.HTMLPath: "a/b.md" is "a/b.html", "a/README.md" is
+// "a/index.html".
+func htmlPath(p string) string { return book.HTMLPath(p) }
 
 // relRoot returns the relative path from the page at sitePath to the site
 // root: "" for "x.html", "../" for "a/x.html".
@@ -490,6 +512,9 @@ func generatedNames(b *book.Book) map[string]string {
 		"print.html": "the whole book on one page",
 		Marker:       "the marker of a bookgen output folder",
 	}
+	for _, r := range b.Config.Redirects {
+		g[r.From] = fmt.Sprintf("a redirect of book.toml's [output.html.redirect], line %d", r.Line)
+	}
 	if b.Config.SiteURL != "" {
 		g["sitemap.xml"] = "the sitemap (book.toml sets site-url)"
 		g["robots.txt"] = "the robots.txt naming the sitemap (book.toml sets site-url)"
@@ -513,7 +538,10 @@ func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) err
 	if b.Dir == "" {
 		return nil
 	}
-	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}}
+	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}, chapters: map[string]bool{}}
+	for _, ch := range b.Chapters {
+		c.chapters[ch.Path] = true
+	}
 	if b.Root != "" {
 		r, err := filepath.EvalSymlinks(b.Root)
 		if err != nil {
@@ -537,6 +565,7 @@ func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) err
 // repository.
 type bookCopier struct {
 	out       siteFiles
+	chapters  map[string]bool // chapter files (book-relative), rendered rather than copied
 	generated map[string]string
 	realRoot  string
 	realBook  string          // real path of book/
@@ -599,7 +628,7 @@ func (c *bookCopier) walk(dir, rel string) error {
 			}
 			continue
 		}
-		if strings.HasSuffix(name, ".md") || r == "book.toml" {
+		if strings.HasSuffix(name, ".md") || r == "book.toml" || c.chapters[r] {
 			continue
 		}
 		if what, ok := c.generated[r]; ok {

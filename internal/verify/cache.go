@@ -59,6 +59,8 @@ type entry struct {
 	// Tests is a package test's outcome per top-level function ("pass",
 	// "skip"), read by the claims that name them.
 	Tests map[string]string `json:"tests,omitempty"`
+	// Program is a wasm check's outcome (see wasm.go).
+	Program *Program `json:"program,omitempty"`
 }
 
 type cache struct {

@@ -117,8 +117,8 @@ func TestVerifyOnColdCaches(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify on cold caches: %v", err)
 	}
-	if rep.Ran != 3 {
-		t.Errorf("%d checks ran, want 3 (vet, test, the transcript): %+v", rep.Ran, rep.Checks)
+	if rep.Ran != 4 {
+		t.Errorf("%d checks ran, want 4 (vet, test, the transcript, its program for wasm): %+v", rep.Ran, rep.Checks)
 	}
 }
 
@@ -233,9 +233,10 @@ func TestProgressReportsEveryCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, last := seen[0], seen[len(seen)-1]
-	// vet and test of 3 packages, 1 transcript, 1 compiled go block.
-	if first.Done != 0 || first.Total != 8 {
-		t.Errorf("first progress %+v, want 0 of 8", first)
+	// vet and test of 3 packages, 1 transcript, 1 compiled go block, the
+	// transcript's program built for wasm.
+	if first.Done != 0 || first.Total != 9 {
+		t.Errorf("first progress %+v, want 0 of 9", first)
 	}
 	if last.Done != last.Total || len(last.Running) != 0 {
 		t.Errorf("last progress %+v, want all done, none running", last)

@@ -30,6 +30,9 @@ type Run struct {
 	// warning caused by GOFLAGS) never reaches the decoder. A caller shows
 	// Stderr only when the command failed.
 	Machine bool
+	// Env holds NAME=value pairs added to bookgen's own environment
+	// ("GOOS=js", "GOARCH=wasm" for a WebAssembly build).
+	Env []string
 }
 
 // Result is what a process did. Output is stdout and stderr interleaved as
@@ -67,7 +70,7 @@ func execProcess(ctx context.Context, r Run) (Result, error) {
 	defer stop()
 	cmd := exec.CommandContext(ctx, r.Args[0], r.Args[1:]...)
 	cmd.Dir = r.Dir
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), r.Env...)
 	out := &capBuffer{max: MaxOutput, full: stop}
 	cmd.Stdout = out
 	cmd.Stderr = out

@@ -26,6 +26,11 @@
 //   - parse: any other ```go block must parse as a Go file, as top-level
 //     declarations, or as statements in a function body. This runs in
 //     process.
+//   - wasm: each package a transcript runs with "$ go run ./examples/..."
+//     is built for the browser (GOOS=js GOARCH=wasm), or marked not
+//     runnable there with the reason (its import graph reaches package
+//     net, or the build fails at file:line); see wasm.go and
+//     Report.Programs. Neither outcome is a failure.
 //
 // A block whose info string has the "ignore" attribute is skipped and counted
 // in Report.Ignored.
@@ -115,7 +120,7 @@ type Progress struct {
 
 // Check is one verification that was run or found in the cache.
 type Check struct {
-	Kind    string // "vet", "test", "transcript", "compile", "parse"
+	Kind    string // "vet", "test", "transcript", "compile", "parse", "wasm"
 	Subject string // package path, or "book/ch.md:12"
 	Cached  bool
 	Elapsed time.Duration
@@ -133,6 +138,10 @@ type Report struct {
 	// Claims lists every link naming a claim's check, in reading order,
 	// with whether its check passed (see claims.go).
 	Claims []Claim
+	// Programs lists every program a transcript runs with "$ go run
+	// ./examples/...", in reading order, as built for the browser (see
+	// wasm.go): runnable with its binary, or not with the reason.
+	Programs []Program
 }
 
 // Verify checks the book. A failure is returned as a diag.List naming file
@@ -236,6 +245,10 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 	}
 
+	for _, p := range programPackages(docs) {
+		add("wasm "+p, v.wasmJob(p))
+	}
+
 	claims, claimErrs := v.findClaims(docs)
 	errs = append(errs, claimErrs...)
 
@@ -255,6 +268,9 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 		errs = append(errs, r.errs...)
 		edits = append(edits, r.edits...)
+		if r.program != nil {
+			rep.Programs = append(rep.Programs, *r.program)
+		}
 	}
 	errs = append(errs, settled...)
 	if len(edits) > 0 {
@@ -328,10 +344,11 @@ type verifier struct {
 type job func(ctx context.Context) jobResult
 
 type jobResult struct {
-	checks []Check
-	errs   []*diag.Error
-	edits  []blessEdit
-	tests  *pkgTests // a package test's outcomes, for claims
+	checks  []Check
+	errs    []*diag.Error
+	edits   []blessEdit
+	tests   *pkgTests // a package test's outcomes, for claims
+	program *Program  // a wasm check's outcome
 }
 
 // runAll runs jobs on Workers goroutines and returns their results in the

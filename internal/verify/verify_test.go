@@ -202,6 +202,7 @@ func TestVerifyPassesAndCaches(t *testing.T) {
 		"vet ./examples/greet/hello", "test ./examples/greet/hello",
 		"vet ./examples/other", "test ./examples/other",
 		"transcript book/ch.md:6", "compile book/ch.md:13",
+		"wasm ./examples/greet/hello",
 	}
 	if got := uncached(rep); strings.Join(got, ",") != strings.Join(wantRan, ",") {
 		t.Errorf("ran %q\nwant %q", got, wantRan)
@@ -242,6 +243,7 @@ func TestVerifyPassesAndCaches(t *testing.T) {
 		"vet ./examples/greet", "test ./examples/greet",
 		"vet ./examples/greet/hello", "test ./examples/greet/hello",
 		"transcript book/ch.md:6", "compile book/ch.md:13",
+		"wasm ./examples/greet/hello",
 	}
 	if got := uncached(rep); strings.Join(got, ",") != strings.Join(wantRerun, ",") {
 		t.Errorf("after editing greet ran %q\nwant %q", got, wantRerun)

@@ -10,6 +10,21 @@
 //	go run ./examples/ownership/ownerd             # the demonstration, one voter
 //	go run ./examples/ownership/ownerd -voters 3   # the same with three voters
 //	go run ./examples/ownership/ownerd -serve      # keep serving; writes certificates
+//
+// One voter per process (on one host here; on three hosts use each host's
+// address): make a CA once, copy its directory to every host, start each
+// voter with the same -peers list.
+//
+//	ownerd -init-ca certs
+//	ownerd -id v1 -addr 127.0.0.1:5001 -raft-addr 127.0.0.1:6001 -data v1 -ca certs \
+//	       -peers v1=127.0.0.1:6001,v2=127.0.0.1:6002,v3=127.0.0.1:6003
+//	ownerd -id v2 -addr 127.0.0.1:5002 -raft-addr 127.0.0.1:6002 -data v2 -ca certs -peers …same…
+//	ownerd -id v3 -addr 127.0.0.1:5003 -raft-addr 127.0.0.1:6003 -data v3 -ca certs -peers …same…
+//
+// Raft between the processes is mutual TLS with peer certificates the
+// voters issue themselves from the CA at start; clients use the node
+// certificates -init-ca wrote (A, B, C, kv) and may call any voter: one that
+// does not lead answers 421 naming the leader, and service.Client moves on.
 package main
 
 import (
@@ -37,8 +52,35 @@ func main() {
 	voters := flag.Int("voters", 1, "number of Raft voters to run on this machine (1 or 3)")
 	serve := flag.Bool("serve", false, "keep serving instead of running the demonstration")
 	dir := flag.String("data", "", "data directory for the Raft logs, the voters' Raft addresses (raft-peers) and, with -serve, the certificates; a directory used before brings the owner record back (default: a fresh temporary directory, removed at exit)")
+	id := flag.String("id", "", "run one voter of a group spanning processes: this voter's ID (e.g. v1); needs -ca, -peers, -addr, -raft-addr")
+	addr := flag.String("addr", "127.0.0.1:5001", "with -id: HTTPS address of the wire methods")
+	raftAddr := flag.String("raft-addr", "127.0.0.1:6001", "with -id: Raft address (mutual TLS), as named in -peers")
+	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); used only when -data holds no Raft state")
+	ca := flag.String("ca", "", "with -id: directory holding ca.pem and ca.key (from -init-ca)")
+	initCADir := flag.String("init-ca", "", "write a new CA and the roster nodes' certificates to this directory, and exit")
+	validity := flag.Duration("ca-validity", 365*24*time.Hour, "with -init-ca: how long the CA and every certificate issued from it are valid")
+	join := flag.Bool("join", false, "with -id: do not bootstrap; -peers names the running voters to trust (and this one) until a leader adds this voter (POST /v1/cluster/voters on its -admin address)")
+	admin := flag.String("admin", "", "with -id: loopback address for the membership endpoints (GET /v1/cluster, POST /v1/cluster/voters, DELETE /v1/cluster/voters/<id>, POST /v1/cluster/transfer); \"\": none")
+	raftTimeout := flag.Duration("raft-timeout", 300*time.Millisecond, "with -id: Raft heartbeat, election and leader-lease timeout")
 	flag.Parse()
-	if err := run(*voters, *serve, *dir, os.Stdout); err != nil {
+	var err error
+	switch {
+	case *initCADir != "":
+		err = initCA(*initCADir, *validity, os.Stdout)
+	case *id != "":
+		var ps []replica.Peer
+		if ps, err = parsePeers(*peers); err == nil {
+			if *ca == "" || *dir == "" {
+				err = errors.New("-id needs -ca (from -init-ca) and -data (this voter's Raft log)")
+			} else {
+				err = serveVoter(voterOptions{id: *id, addr: *addr, raftAddr: *raftAddr, data: *dir, ca: *ca,
+					peers: ps, timeout: *raftTimeout, join: *join, admin: *admin}, os.Stdout)
+			}
+		}
+	default:
+		err = run(*voters, *serve, *dir, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ownerd:", err)
 		os.Exit(1)
 	}

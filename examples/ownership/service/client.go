@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -109,7 +110,7 @@ func (c *Client) Post(ctx context.Context, path string, body []byte) (int, error
 	if len(c.addrs) == 0 {
 		return 0, errNoAddrs(path)
 	}
-	status, data, err := c.roundTrip(ctx, c.addrs[int(c.next.Load())%len(c.addrs)], path, body)
+	status, _, data, err := c.roundTrip(ctx, c.addrs[int(c.next.Load())%len(c.addrs)], path, body)
 	if err != nil {
 		return 0, err
 	}
@@ -143,7 +144,7 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 			}
 		}
 		i := (int(c.next.Load()) + attempt) % len(c.addrs)
-		status, data, err := c.roundTrip(ctx, c.addrs[i], path, body)
+		status, retryAfter, data, err := c.roundTrip(ctx, c.addrs[i], path, body)
 		if err != nil {
 			var op *net.OpError
 			if errors.As(err, &op) && op.Op == "dial" && ctx.Err() == nil {
@@ -157,6 +158,21 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 			if errors.Is(e, ErrNotLeader) && ctx.Err() == nil {
 				last = e
 				continue // refused before it was proposed: safe to retry
+			}
+			if status == http.StatusServiceUnavailable && retryAfter != "" && ctx.Err() == nil {
+				// A 503 with Retry-After proposed nothing (a leadership
+				// transfer): wait as asked (at most 5 s) and retry.
+				last = e
+				wait := time.Second
+				if n, err := strconv.Atoi(retryAfter); err == nil && n >= 0 {
+					wait = time.Duration(min(n, 5)) * time.Second
+				}
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("%s: %w (last: %w)", path, ctx.Err(), last)
+				case <-time.After(wait):
+				}
+				continue
 			}
 			return e
 		}
@@ -172,19 +188,21 @@ func errNoAddrs(path string) error {
 	return fmt.Errorf("%s: the client has no voter addresses (NewClient was given none)", path)
 }
 
-func (c *Client) roundTrip(ctx context.Context, addr, path string, body []byte) (int, []byte, error) {
+// roundTrip posts body to addr's path and returns the status, the
+// Retry-After header ("" when absent) and the body.
+func (c *Client) roundTrip(ctx context.Context, addr, path string, body []byte) (int, string, []byte, error) {
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+addr+path, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, err
+		return 0, "", nil, err
 	}
 	r.Header.Set("Content-Type", "application/json")
 	res, err := c.http.Do(r)
 	if err != nil {
-		return 0, nil, err
+		return 0, "", nil, err
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	return res.StatusCode, data, err
+	return res.StatusCode, res.Header.Get("Retry-After"), data, err
 }
 
 func decodeError(status int, data []byte) error {

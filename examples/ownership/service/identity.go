@@ -36,7 +36,12 @@ type Authority struct {
 
 // NewAuthority generates a CA named name (e.g. "ownership-ca"), valid for
 // 24 hours from now. It fails only if the system's random source does.
-func NewAuthority(name string) (*Authority, error) {
+func NewAuthority(name string) (*Authority, error) { return NewAuthorityValid(name, 24*time.Hour) }
+
+// NewAuthorityValid is NewAuthority with a CA valid for validity from now
+// (ownerd -init-ca makes a CA for voters on several hosts, which load it with
+// LoadAuthority). Certificates it issues expire with it.
+func NewAuthorityValid(name string, validity time.Duration) (*Authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -46,7 +51,7 @@ func NewAuthority(name string) (*Authority, error) {
 		SerialNumber:          serial(),
 		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             now.Add(-time.Minute),
-		NotAfter:              now.Add(24 * time.Hour),
+		NotAfter:              now.Add(validity),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
@@ -102,13 +107,14 @@ func (a *Authority) issue(name ownership.NodeID, dns []string, ips []net.IP, usa
 		return tls.Certificate{}, err
 	}
 	now := time.Now()
+	notAfter := a.cert.NotAfter // a voter's certificates live as long as its CA
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: string(name)},
 		DNSNames:     dns,
 		IPAddresses:  ips,
 		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(24 * time.Hour),
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  usage,
 	}
@@ -277,6 +283,51 @@ func Caller(r *http.Request, roster Roster) (ownership.NodeID, error) {
 // outside this process (ownerd -serve writes it to a file).
 func (a *Authority) CertPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.cert.Raw})
+}
+
+// KeyPEM returns the authority's private key in PEM form. Whoever holds it
+// can issue certificates that every voter trusts: keep it as secret as the
+// voters' own keys.
+func (a *Authority) KeyPEM() ([]byte, error) {
+	der, err := x509.MarshalECPrivateKey(a.key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
+}
+
+// LoadAuthority returns the authority whose CA certificate and key CertPEM
+// and KeyPEM wrote. Certificates it issues expire with the CA. Errors: PEM that holds no certificate or no EC key, a
+// certificate that is not a CA, a key that does not match it, an expired CA.
+func LoadAuthority(certPEM, keyPEM []byte) (*Authority, error) {
+	cb, _ := pem.Decode(certPEM)
+	if cb == nil || cb.Type != "CERTIFICATE" {
+		return nil, errors.New("CA certificate: no PEM CERTIFICATE block")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("CA certificate: %w", err)
+	}
+	if !cert.IsCA {
+		return nil, errors.New("CA certificate: not a CA certificate")
+	}
+	if time.Now().After(cert.NotAfter) {
+		return nil, fmt.Errorf("CA certificate: expired at %s", cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	kb, _ := pem.Decode(keyPEM)
+	if kb == nil || kb.Type != "EC PRIVATE KEY" {
+		return nil, errors.New("CA key: no PEM EC PRIVATE KEY block")
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("CA key: %w", err)
+	}
+	if pub, ok := cert.PublicKey.(*ecdsa.PublicKey); !ok || !pub.Equal(&key.PublicKey) {
+		return nil, errors.New("CA key: does not match the CA certificate")
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &Authority{cert: cert, key: key, pool: pool}, nil
 }
 
 // EncodePEM returns cert's leaf certificate and its ECDSA private key in PEM

@@ -53,11 +53,25 @@ var ErrNotAVoter = errors.New("certificate is not a voter's peer certificate")
 func RaftTransport(
 	a *Authority, cert tls.Certificate, l net.Listener, peers []replica.Peer,
 ) *raft.NetworkTransport {
-	voters := map[string]bool{}
-	ids := map[raft.ServerAddress]string{}
-	for _, p := range peers {
-		voters[p.ID] = true
-		ids[raft.ServerAddress(p.Address)] = p.ID
+	peers = slices.Clone(peers)
+	return NewRaftTransport(a, cert, l, func() []replica.Peer { return peers })
+}
+
+// NewRaftTransport is RaftTransport for a group whose voters change
+// (hashicorp/raft AddVoter, RemoveServer): peers is called at every
+// handshake and every dial and returns the voters trusted now, for example
+// the group's latest configuration. A voter removed from it can no longer
+// connect, and one added can at once.
+func NewRaftTransport(
+	a *Authority, cert tls.Certificate, l net.Listener, peers func() []replica.Peer,
+) *raft.NetworkTransport {
+	voter := func(name string) bool {
+		for _, p := range peers() {
+			if p.ID == name {
+				return true
+			}
+		}
+		return false
 	}
 	verify := func(cs tls.ConnectionState) error {
 		if len(cs.VerifiedChains) == 0 || len(cs.VerifiedChains[0]) == 0 {
@@ -67,7 +81,7 @@ func RaftTransport(
 		if err := namesOne(leaf); err != nil {
 			return fmt.Errorf("%v: %w", err, ErrNotAVoter)
 		}
-		if !voters[leaf.Subject.CommonName] ||
+		if !voter(leaf.Subject.CommonName) ||
 			!slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) ||
 			!slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
 			name := leaf.Subject.CommonName
@@ -76,7 +90,7 @@ func RaftTransport(
 		return nil
 	}
 	s := &peerStream{
-		l: l, ids: ids, conns: map[net.Conn]struct{}{},
+		l: l, peers: peers, conns: map[net.Conn]struct{}{},
 		server: &tls.Config{
 			MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert},
 			ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: a.pool,
@@ -97,7 +111,7 @@ func RaftTransport(
 type peerStream struct {
 	l              net.Listener
 	server, client *tls.Config
-	ids            map[raft.ServerAddress]string // peer address -> voter ID
+	peers          func() []replica.Peer // the voters trusted now
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -116,8 +130,13 @@ func (s *peerStream) Accept() (net.Conn, error) {
 
 // Dial connects to the voter at addr and verifies that it is that voter.
 func (s *peerStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	id, ok := s.ids[addr]
-	if !ok {
+	id := ""
+	for _, p := range s.peers() {
+		if raft.ServerAddress(p.Address) == addr {
+			id = p.ID
+		}
+	}
+	if id == "" {
 		return nil, fmt.Errorf("raft transport: %s is no voter's address", addr)
 	}
 	cfg := s.client.Clone()

@@ -176,9 +176,15 @@ func (r *RaftRegistry) Read(ctx context.Context, actor ownership.ActorID) (*owne
 	return r.m.Read(actor)
 }
 
+// ruleTransfer is the rule of the refusal a leader gives while it hands its
+// leadership over; writeError answers it 503 with Retry-After.
+const ruleTransfer = "a leader handing its leadership to another voter proposes nothing until the transfer ends"
+
 func raftError(err error) *Error {
 	var nl *replica.NotLeaderError
 	switch {
+	case errors.Is(err, replica.ErrLeadershipTransfer):
+		return &Error{Code: CodeUnavailable, Rule: ruleTransfer, Detail: err.Error() + "; nothing was proposed: retry after Retry-After seconds"}
 	case errors.As(err, &nl):
 		return &Error{Code: CodeNotLeader, Rule: "transitions and reads go to the Raft leader", Detail: nl.Error(), Leader: nl.Leader}
 	case errors.Is(err, replica.ErrOutcomeUnknown):

@@ -324,6 +324,11 @@ func writeError(w http.ResponseWriter, e *Error) {
 	if !ok {
 		status = http.StatusInternalServerError
 	}
+	if e.Code == CodeUnavailable && e.Rule == ruleTransfer {
+		// Nothing was proposed and a new leader is moments away (RFC 9110
+		// section 10.2.3: Retry-After with a 503).
+		w.Header().Set("Retry-After", "1")
+	}
 	writeErrorStatus(w, status, e)
 }
 

@@ -1,6 +1,8 @@
 // Package node runs the epoch-fenced stream as a Raft group: each voter is a
 // stream.Machine replicated by a replica.Group and served over HTTP by a
-// server.Server. One voter or three run in one process, on loopback.
+// server.Server. Either one voter or three run in one process, on loopback
+// (Options.Voters), or this process is one voter of a group whose other
+// voters run elsewhere (Options.ID, Options.Peers): see Start.
 package node
 
 import (
@@ -22,8 +24,29 @@ import (
 
 // Options configures a cluster. Zero values select the defaults noted.
 type Options struct {
-	// Voters is 1 (default) or 3.
+	// Voters is 1 (default) or 3, all in this process. With ID set it must
+	// be 0 or 1.
 	Voters int
+	// ID, when set, makes this process one voter of a group that spans
+	// processes (or hosts): the voter ID (e.g. "A"), listening for Raft on
+	// RaftAddr (a fixed port) and for HTTP on HTTPAddr, with its Raft log,
+	// stable store and snapshots in Dir itself.
+	ID string
+	// Peers is the group's initial configuration when ID is set: every
+	// voter's ID and Raft address (the one its peers dial), this voter
+	// included, the same list on every voter. It is used only to bootstrap
+	// a new group, when Dir holds no Raft state yet; a voter with state
+	// ignores it. Empty: this voter bootstraps nothing and waits until a
+	// leader adds it (POST /v1/cluster/voters, see AdminPrefix; Join).
+	Peers []replica.Peer
+	// RaftAdvertise is the Raft address peers dial to reach this voter when
+	// it differs from RaftAddr (a wildcard RaftAddr, a proxy). Default:
+	// RaftAddr. Only with ID.
+	RaftAdvertise string
+	// URL is the HTTP base URL other voters forward requests to when this
+	// voter leads, e.g. "http://10.0.0.1:4437". Default: "http://" and the
+	// HTTP listener's address. Only with ID.
+	URL string
 	// Dir holds each voter's Raft log, stable store and snapshots in
 	// Dir/<ID>; "" keeps them in memory (lost on exit).
 	Dir string
@@ -36,9 +59,10 @@ type Options struct {
 	// Dir/raft-peers and every later start uses those (the voters' stored
 	// configuration names them), whatever RaftAddr says.
 	RaftAddr string
-	// LongPoll, MaxBody: see server.Server.
-	LongPoll time.Duration
-	MaxBody  int64
+	// LongPoll, MaxBody, MaxProducerID: see server.Server.
+	LongPoll      time.Duration
+	MaxBody       int64
+	MaxProducerID int
 	// ReadHeaderTimeout bounds the time a client may take to send a
 	// request's header (default 10s); IdleTimeout how long a kept-alive
 	// connection may sit between requests (default 2m). Both cut off
@@ -50,6 +74,16 @@ type Options struct {
 	BodyTimeout, WriteTimeout time.Duration
 	// Raft timing (see replica.Config); zero: hashicorp/raft's defaults.
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
+	// ProducerTTL is how long a producer id is kept without an accepted
+	// append (default 7 days, PROTOCOL.md 5.2.1's recommendation; negative:
+	// for ever). SweepInterval is how often the leader checks for expired
+	// streams and idle producers and, when there are any, commits an
+	// OpSweep that removes them on every voter (default 1 minute).
+	ProducerTTL, SweepInterval time.Duration
+	// Snapshots and log compaction (see replica.Config); zero:
+	// hashicorp/raft's defaults.
+	SnapshotThreshold, TrailingLogs uint64
+	SnapshotInterval                time.Duration
 }
 
 // Node is one voter: its machine, its Raft group and its HTTP server.
@@ -59,11 +93,17 @@ type Node struct {
 	Machine *stream.Machine
 	Group   *replica.Group
 	Server  *server.Server
+	m       *machine
 	ln      net.Listener
 	http    *http.Server
+	stop    chan struct{}
+	done    chan struct{}
+	served  bool
+
+	producerTTL, sweepEvery time.Duration
 }
 
-// Cluster is the voters of one stream group.
+// Cluster is the voters of one stream group that run in this process.
 type Cluster struct {
 	Nodes []*Node
 	byID  map[string]*Node
@@ -158,22 +198,29 @@ func raftPeers(dir, base string, n int) ([]string, error) {
 	return out, nil
 }
 
-// Start opens the voters, starts their HTTP servers and waits until a leader
-// is known (at most 30s). Errors: bad addresses, ports in use, stores that
-// cannot be opened, no leader in time.
+// Start opens the voters, starts their HTTP servers and, for voters in this
+// process only (ID unset), waits until a leader is known (at most 30s). With
+// ID set it starts this process's voter and returns at once: its peers may
+// not be up yet, and until a quorum is, requests get 503 with Retry-After.
+//
+// Errors: bad addresses, ports in use, stores that cannot be opened, Peers
+// without this voter's ID, no leader in time.
 func Start(opts Options) (*Cluster, error) {
+	if opts.HTTPAddr == "" {
+		opts.HTTPAddr = "127.0.0.1:0"
+	}
+	if opts.RaftAddr == "" {
+		opts.RaftAddr = "127.0.0.1:0"
+	}
+	if opts.ID != "" {
+		return startOne(opts)
+	}
 	n := opts.Voters
 	if n == 0 {
 		n = 1
 	}
 	if n != 1 && n != 3 {
 		return nil, fmt.Errorf("node: %d voters: want 1 or 3", n)
-	}
-	if opts.HTTPAddr == "" {
-		opts.HTTPAddr = "127.0.0.1:0"
-	}
-	if opts.RaftAddr == "" {
-		opts.RaftAddr = "127.0.0.1:0"
 	}
 	raftAddrs, err := raftPeers(opts.Dir, opts.RaftAddr, n)
 	if err != nil {
@@ -190,37 +237,17 @@ func Start(opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{byID: map[string]*Node{}}
 	for i, id := range ids {
-		nd := &Node{ID: id, Machine: stream.NewMachine()}
-		cfg := replica.Config{ID: id, Bind: raftAddrs[i], Voters: voters,
-			HeartbeatTimeout: opts.HeartbeatTimeout, ElectionTimeout: opts.ElectionTimeout,
-			LeaderLeaseTimeout: opts.LeaderLeaseTimeout}
+		cfg := c.raftConfig(opts, id, voters)
+		cfg.Bind = raftAddrs[i]
 		if opts.Dir != "" {
 			cfg.Dir = filepath.Join(opts.Dir, id)
 		}
-		g, err := replica.Open(cfg, nd.Machine)
-		if err != nil {
+		if err := c.add(opts, cfg, httpAddrs[i], ""); err != nil {
 			c.Close()
-			return nil, fmt.Errorf("node: %w", err)
+			return nil, err
 		}
-		nd.Group = g
-		c.Nodes = append(c.Nodes, nd)
-		c.byID[id] = nd
-		ln, err := net.Listen("tcp", httpAddrs[i])
-		if err != nil {
-			c.Close()
-			return nil, fmt.Errorf("node: voter %s: %w", id, err)
-		}
-		nd.ln = ln
-		nd.URL = "http://" + ln.Addr().String()
-		nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
-			BodyTimeout: opts.BodyTimeout, WriteTimeout: opts.WriteTimeout, Redirect: c.redirect, Forward: true,
-			NewLeader: c.newLeader(g)}
-		nd.http = &http.Server{Handler: nd.Server, ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, 10*time.Second),
-			IdleTimeout: orDefault(opts.IdleTimeout, 2*time.Minute)}
 	}
-	for _, nd := range c.Nodes {
-		go nd.http.Serve(nd.ln)
-	}
+	c.serve()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := c.Leader(ctx); err != nil {
@@ -228,6 +255,129 @@ func Start(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// startOne starts the one voter opts.ID of a group spanning processes.
+func startOne(opts Options) (*Cluster, error) {
+	if opts.Voters > 1 {
+		return nil, fmt.Errorf("node: voter %s: an ID runs one voter in this process, not %d", opts.ID, opts.Voters)
+	}
+	if _, port, err := net.SplitHostPort(opts.RaftAddr); err != nil {
+		return nil, fmt.Errorf("node: voter %s: Raft address %q: %w", opts.ID, opts.RaftAddr, err)
+	} else if port == "0" && opts.RaftAdvertise == "" {
+		return nil, fmt.Errorf("node: voter %s: Raft address %q: a voter of a group spanning processes needs a fixed port, which its peers dial", opts.ID, opts.RaftAddr)
+	}
+	seen := map[string]bool{}
+	for _, p := range opts.Peers {
+		if p.ID == "" || p.Address == "" {
+			return nil, fmt.Errorf("node: voter %s: peer %+v: want an ID and a Raft address", opts.ID, p)
+		}
+		if seen[p.ID] {
+			return nil, fmt.Errorf("node: voter %s: peer %s listed twice", opts.ID, p.ID)
+		}
+		seen[p.ID] = true
+	}
+	if len(opts.Peers) > 0 && !seen[opts.ID] {
+		return nil, fmt.Errorf("node: voter %s: the peers %v do not include this voter", opts.ID, opts.Peers)
+	}
+	c := &Cluster{byID: map[string]*Node{}}
+	cfg := c.raftConfig(opts, opts.ID, opts.Peers)
+	cfg.Bind, cfg.Advertise, cfg.Dir = opts.RaftAddr, opts.RaftAdvertise, opts.Dir
+	if err := c.add(opts, cfg, opts.HTTPAddr, opts.URL); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.serve()
+	return c, nil
+}
+
+func (c *Cluster) raftConfig(opts Options, id string, voters []replica.Peer) replica.Config {
+	return replica.Config{ID: id, Voters: voters,
+		HeartbeatTimeout: opts.HeartbeatTimeout, ElectionTimeout: opts.ElectionTimeout,
+		LeaderLeaseTimeout: opts.LeaderLeaseTimeout, SnapshotThreshold: opts.SnapshotThreshold,
+		TrailingLogs: opts.TrailingLogs, SnapshotInterval: opts.SnapshotInterval}
+}
+
+// add opens one voter and its HTTP listener (not yet serving).
+func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr, url string) error {
+	m := newMachine()
+	nd := &Node{ID: cfg.ID, Machine: m.Machine, m: m, stop: make(chan struct{}), done: make(chan struct{}),
+		producerTTL: orDefault(opts.ProducerTTL, 7*24*time.Hour), sweepEvery: orDefault(opts.SweepInterval, time.Minute)}
+	if opts.ProducerTTL < 0 {
+		nd.producerTTL = 0
+	}
+	g, err := replica.Open(cfg, m)
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	nd.Group = g
+	c.Nodes = append(c.Nodes, nd)
+	c.byID[nd.ID] = nd
+	ln, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		return fmt.Errorf("node: voter %s: %w", nd.ID, err)
+	}
+	nd.ln = ln
+	nd.URL = "http://" + ln.Addr().String()
+	if url != "" {
+		nd.URL = strings.TrimSuffix(url, "/")
+	}
+	nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
+		BodyTimeout: opts.BodyTimeout, WriteTimeout: opts.WriteTimeout, Redirect: c.redirect(nd), Forward: true,
+		NewLeader: c.newLeader(nd), BaseURL: nd.URL, MaxProducerID: opts.MaxProducerID}
+	mux := http.NewServeMux()
+	mux.Handle(AdminPrefix, c.admin(nd))
+	mux.Handle(AdminPrefix+"/", c.admin(nd))
+	mux.Handle("/", nd.Server)
+	nd.http = &http.Server{Handler: mux, ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, 10*time.Second),
+		IdleTimeout: orDefault(opts.IdleTimeout, 2*time.Minute)}
+	return nil
+}
+
+// serve starts every voter's HTTP server and its announcer.
+func (c *Cluster) serve() {
+	for _, nd := range c.Nodes {
+		nd.served = true
+		go nd.http.Serve(nd.ln)
+		go nd.announce()
+	}
+}
+
+// announce runs while the voter is open. Whenever it leads and the log's
+// directory does not map it to its URL, it commits that mapping, so that
+// followers in other processes can forward to it; and every sweepEvery, when
+// some stream has expired or some producer has been idle for producerTTL,
+// it commits an OpSweep stamped with its clock.
+func (nd *Node) announce() {
+	defer close(nd.done)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	lastSweep := time.Now()
+	for {
+		select {
+		case <-nd.stop:
+			return
+		case <-t.C:
+		}
+		if !nd.Group.IsLeader() {
+			continue
+		}
+		if u, ok := nd.m.URL(nd.ID); !ok || u != nd.URL {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			nd.Group.Apply(ctx, encodeDir(dirEntry{ID: nd.ID, URL: nd.URL}))
+			cancel()
+		}
+		if time.Since(lastSweep) < nd.sweepEvery {
+			continue
+		}
+		lastSweep = time.Now()
+		now := time.Now().UnixNano()
+		if nd.Machine.NeedsSweep(now, int64(nd.producerTTL)) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			nd.Group.Apply(ctx, stream.Command{Op: stream.OpSweep, Now: now, ProducerTTL: int64(nd.producerTTL)}.Encode())
+			cancel()
+		}
+	}
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -249,34 +399,45 @@ const electionWait = 5 * time.Second
 const maxRetries = 5
 
 func (a applier) Apply(ctx context.Context, cmd []byte) ([]byte, error) {
-	for i := 0; ; i++ {
-		res, err := a.g.Apply(ctx, cmd)
-		retry, rerr := a.retry(ctx, err)
-		if !retry {
-			return res, rerr
-		}
-		if i == maxRetries {
-			return nil, err
-		}
-	}
+	var res []byte
+	err := a.loop(ctx, func() (err error) { res, err = a.g.Apply(ctx, cmd); return err })
+	return res, err
 }
 
 func (a applier) LeaderRead(ctx context.Context) error {
-	for i := 0; ; i++ {
-		err := a.g.LeaderRead(ctx)
+	return a.loop(ctx, func() error { return a.g.LeaderRead(ctx) })
+}
+
+// loop runs call until retry says stop: at most maxRetries retries after
+// elections, and retries during a leadership transfer for at most
+// electionWait.
+func (a applier) loop(ctx context.Context, call func() error) error {
+	transferUntil := time.Now().Add(electionWait)
+	for i := 0; ; {
+		err := call()
 		retry, rerr := a.retry(ctx, err)
 		if !retry {
 			return rerr
 		}
+		if errors.Is(err, replica.ErrLeadershipTransfer) {
+			if time.Now().After(transferUntil) {
+				return err
+			}
+			continue
+		}
 		if i == maxRetries {
 			return err
 		}
+		i++
 	}
 }
 
 // retry reports whether to try again here; otherwise it returns the error to
 // report, with the leader named when one became known.
 func (a applier) retry(ctx context.Context, err error) (bool, error) {
+	if errors.Is(err, replica.ErrLeadershipTransfer) {
+		return a.afterTransfer(ctx, err)
+	}
 	var nl *replica.NotLeaderError
 	if !errors.As(err, &nl) {
 		return false, err
@@ -299,34 +460,73 @@ func (a applier) retry(ctx context.Context, err error) (bool, error) {
 	return false, &replica.NotLeaderError{ID: a.g.ID(), Leader: leader}
 }
 
-// redirect maps a follower's NotLeaderError to the leader's base URL.
-func (c *Cluster) redirect(err error) (string, bool) {
-	var nl *replica.NotLeaderError
-	if !errors.As(err, &nl) || nl.Leader == "" {
-		return "", false
+// leaderURL returns the HTTP base URL of voter id as nd knows it: from the
+// log's directory, or for a voter in this process from the process itself.
+func (c *Cluster) leaderURL(nd *Node, id string) (string, bool) {
+	if u, ok := nd.m.URL(id); ok {
+		return u, true
 	}
-	nd := c.byID[nl.Leader]
-	if nd == nil {
-		return "", false
+	if o := c.byID[id]; o != nil {
+		return o.URL, true
 	}
-	return nd.URL, true
+	return "", false
 }
 
-// newLeader returns the server's NewLeader for the voter of g: it polls
-// every 10 ms, for at most electionWait, until g knows a leader whose URL is
+// afterTransfer handles a refusal because this voter is handing its
+// leadership over: it waits 10 ms, then sends the call to the new leader
+// when another voter leads (a NotLeaderError naming it), and otherwise has
+// it retried here (the transfer may still run, or may have failed and left
+// this voter leading). Nothing was proposed. Apply and LeaderRead bound
+// these retries by electionWait.
+func (a applier) afterTransfer(ctx context.Context, err error) (bool, error) {
+	select {
+	case <-ctx.Done():
+		return false, err
+	case <-time.After(10 * time.Millisecond):
+	}
+	if leader, ok := a.g.Leader(); ok && leader != a.g.ID() {
+		return false, &replica.NotLeaderError{ID: a.g.ID(), Leader: leader}
+	}
+	return true, nil
+}
+
+// redirect maps nd's NotLeaderError to the leader's base URL. A leader
+// elected a moment ago may not have committed its URL yet; redirect waits
+// for it up to electionWait.
+func (c *Cluster) redirect(nd *Node) func(err error) (string, bool) {
+	return func(err error) (string, bool) {
+		var nl *replica.NotLeaderError
+		if !errors.As(err, &nl) || nl.Leader == "" {
+			return "", false
+		}
+		deadline := time.Now().Add(electionWait)
+		for {
+			if u, ok := c.leaderURL(nd, nl.Leader); ok {
+				return u, true
+			}
+			if time.Now().After(deadline) {
+				return "", false
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// newLeader returns the server's NewLeader for nd: it polls every 10 ms, for
+// at most electionWait, until nd knows a leader whose URL is known and is
 // not old (the voter the forward could not reach), and returns that URL.
-// The new leader may be g's own voter; forwarding to itself then serves the
+// The new leader may be nd itself; forwarding to itself then serves the
 // request there.
-func (c *Cluster) newLeader(g *replica.Group) func(ctx context.Context, old string) (string, bool) {
+func (c *Cluster) newLeader(nd *Node) func(ctx context.Context, old string) (string, bool) {
 	return func(ctx context.Context, old string) (string, bool) {
 		ctx, cancel := context.WithTimeout(ctx, electionWait)
 		defer cancel()
 		t := time.NewTicker(10 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if id, ok := g.Leader(); ok {
-				if nd := c.byID[id]; nd != nil && nd.URL != old {
-					return nd.URL, true
+			if id, ok := nd.Group.Leader(); ok {
+				if u, ok := c.leaderURL(nd, id); ok && u != old {
+					return u, true
 				}
 			}
 			select {
@@ -367,6 +567,11 @@ func (c *Cluster) Close() error {
 		}
 	}
 	for _, nd := range c.Nodes {
+		if nd.served {
+			nd.served = false
+			close(nd.stop)
+			<-nd.done
+		}
 		if nd.Group != nil {
 			errs = append(errs, nd.Group.Close())
 		}

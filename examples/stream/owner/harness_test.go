@@ -212,6 +212,3 @@ func keys(cs []Commit) string {
 	}
 	return strings.TrimSpace(b.String())
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-func jsonMarshal(v any) ([]byte, error)   { return json.Marshal(v) }

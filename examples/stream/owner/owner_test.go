@@ -910,18 +910,13 @@ func TestClaimsNobodyAskedFor(t *testing.T) {
 // stream does with a producer idle for too long.
 func (ts *testStream) forgetProducer() {
 	ts.t.Helper()
-	snap, err := ts.m.Snapshot()
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	var st stream.State
-	if err := jsonUnmarshal(snap, &st); err != nil {
-		ts.t.Fatal(err)
-	}
-	delete(st.Streams["db"].Producers, "db-writer")
-	b, _ := jsonMarshal(&st)
-	if err := ts.m.Restore(b); err != nil {
-		ts.t.Fatal(err)
+	// The stream's own expiry: an OpSweep a week after the last append (the
+	// test server's clock stands still) forgets every producer idle for the
+	// protocol's recommended 7 days, as streamd's leader does.
+	const week = int64(7 * 24 * time.Hour)
+	r := ts.m.ApplyCommand(stream.Command{Op: stream.OpSweep, Now: time.Unix(1e9, 0).UnixNano() + week, ProducerTTL: week})
+	if r.Outcome != stream.Swept || !strings.Contains(r.Message, " 1 idle producers") {
+		ts.t.Fatalf("sweep: %+v, want the one producer forgotten", r)
 	}
 }
 

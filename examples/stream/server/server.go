@@ -133,6 +133,15 @@ type Server struct {
 	// died, an election is under way), so sending it to the new leader
 	// cannot apply it twice. nil: answer 502 with Retry-After at once.
 	NewLeader func(ctx context.Context, base string) (newBase string, ok bool)
+	// BaseURL, e.g. "http://10.0.0.1:4437", is this server's address as
+	// clients should use it: a 201's Location is BaseURL followed by the
+	// stream's path. "": Location is the path alone (a relative reference,
+	// RFC 9110 10.2.2). Never taken from the request's Host header, which
+	// the client chooses.
+	BaseURL string
+	// MaxProducerID is the longest Producer-Id accepted, in bytes (default
+	// stream.DefaultMaxProducerIDBytes); a longer one gets 400.
+	MaxProducerID int
 }
 
 // Prefix is the path under which streams live.
@@ -182,6 +191,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.URL.Path[len(Prefix):]
+	if err := stream.CheckName("stream name", name, stream.MaxNameBytes); err != nil {
+		httpError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
 	switch r.Method {
 	case http.MethodPut:
 		s.create(w, r, name)
@@ -303,26 +316,71 @@ func jsonMessages(b []byte, allowEmpty bool) ([][]byte, error) {
 	if !json.Valid(b) {
 		return nil, errors.New("body is not valid JSON")
 	}
-	var arr []json.RawMessage
-	if err := json.Unmarshal(b, &arr); err != nil {
-		return [][]byte{compact(b)}, nil // not an array: one message
+	// One compacted copy of the body; the messages are slices of it, so a
+	// body of many tiny values costs one buffer and one slice header per
+	// message, not an allocation per message.
+	var buf bytes.Buffer
+	buf.Grow(len(b))
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, err
 	}
-	if len(arr) == 0 && !allowEmpty {
+	c := buf.Bytes()
+	if len(c) == 0 || c[0] != '[' {
+		return [][]byte{c}, nil // not an array: one message
+	}
+	msgs := splitArray(c)
+	if len(msgs) == 0 && !allowEmpty {
 		return nil, errors.New("an append of an empty JSON array has no messages")
-	}
-	msgs := make([][]byte, len(arr))
-	for i, m := range arr {
-		msgs[i] = compact(m)
 	}
 	return msgs, nil
 }
 
-func compact(b []byte) []byte {
-	var out bytes.Buffer
-	if err := json.Compact(&out, b); err != nil {
-		return b
+// splitArray returns the elements of a compacted, valid JSON array as
+// slices of it.
+func splitArray(c []byte) [][]byte {
+	inner := c[1 : len(c)-1]
+	if len(inner) == 0 {
+		return [][]byte{}
 	}
-	return out.Bytes()
+	n := 1
+	depth, inStr, esc := 0, false, false
+	for _, ch := range inner {
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			esc, inStr = ch == '\\', ch != '"'
+		case ch == '"':
+			inStr = true
+		case ch == '[' || ch == '{':
+			depth++
+		case ch == ']' || ch == '}':
+			depth--
+		case ch == ',' && depth == 0:
+			n++
+		}
+	}
+	msgs := make([][]byte, 0, n)
+	start := 0
+	depth, inStr, esc = 0, false, false
+	for i, ch := range inner {
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			esc, inStr = ch == '\\', ch != '"'
+		case ch == '"':
+			inStr = true
+		case ch == '[' || ch == '{':
+			depth++
+		case ch == ']' || ch == '}':
+			depth--
+		case ch == ',' && depth == 0:
+			msgs = append(msgs, inner[start:i:i])
+			start = i + 1
+		}
+	}
+	return append(msgs, inner[start:len(inner):len(inner)])
 }
 
 // leaderRead makes the local machine current (a leader read) before a read
@@ -488,6 +546,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 		}
 		c.ForkFrom = strings.TrimPrefix(from, Prefix)
 		c.ForkFrom = strings.TrimPrefix(c.ForkFrom, "/")
+		if err := stream.CheckName(HeaderForkedFrom, c.ForkFrom, stream.MaxNameBytes); err != nil {
+			httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+			return
+		}
 		c.ForkOffset = -1
 		if v := r.Header.Get(HeaderForkOffset); v != "" {
 			n, err := ParseOffset(v)
@@ -542,11 +604,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 			h.Set(HeaderClosed, "true")
 		}
 		if res.Outcome == stream.Created {
-			scheme := "http"
-			if r.TLS != nil {
-				scheme = "https"
-			}
-			h.Set("Location", scheme+"://"+r.Host+r.URL.Path)
+			h.Set("Location", strings.TrimSuffix(s.BaseURL, "/")+r.URL.EscapedPath())
 			w.WriteHeader(http.StatusCreated)
 		} else {
 			w.WriteHeader(http.StatusOK)
@@ -608,7 +666,7 @@ func (s *Server) append(w http.ResponseWriter, r *http.Request, name string) {
 			return
 		}
 	}
-	p, err := producerHeaders(r.Header)
+	p, err := producerHeaders(r.Header, s.MaxProducerID)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
 		return
@@ -679,7 +737,10 @@ func once(h http.Header, k string) error {
 
 // producerHeaders parses Producer-Id, Producer-Epoch and Producer-Seq: all
 // three or none (PROTOCOL.md 5.2.1 "Request Headers"), each given once.
-func producerHeaders(h http.Header) (*stream.Producer, error) {
+//
+// The id must pass stream.CheckName with at most maxID bytes (0: the
+// default, stream.DefaultMaxProducerIDBytes).
+func producerHeaders(h http.Header, maxID int) (*stream.Producer, error) {
 	n := 0
 	for _, k := range []string{HeaderProducerID, HeaderProducerEpoch, HeaderProducerSeq} {
 		if err := once(h, k); err != nil {
@@ -698,6 +759,12 @@ func producerHeaders(h http.Header) (*stream.Producer, error) {
 	id := h.Get(HeaderProducerID)
 	if strings.TrimSpace(id) == "" {
 		return nil, fmt.Errorf("%s is empty", HeaderProducerID)
+	}
+	if maxID <= 0 {
+		maxID = stream.DefaultMaxProducerIDBytes
+	}
+	if err := stream.CheckName(HeaderProducerID, id, maxID); err != nil {
+		return nil, err
 	}
 	epoch, err := parseUint(HeaderProducerEpoch, h.Get(HeaderProducerEpoch), stream.MaxProducerNumber)
 	if err != nil {

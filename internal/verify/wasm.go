@@ -1,0 +1,473 @@
+package verify
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/expand"
+)
+
+// The wasm check. Every package a transcript runs with "$ go run ./dir" is
+// built for the browser (GOOS=js GOARCH=wasm, -trimpath, -ldflags=-s -w),
+// so that the page can offer to run it in a Web Worker with the Go
+// toolchain's wasm_exec.js. A program cannot run in a browser, and is
+// marked so with the reason, when its import graph for js/wasm reaches
+// package net (sockets, HTTP: "go list -deps" decides) or when the build
+// fails. Neither is an error: the transcript itself is still verified on
+// the host. The outcome is cached like every other check (kind "wasm", the
+// package's files and those of its local dependencies in the key), and the
+// binary is kept under CacheDir/wasm/<sha256>.wasm.
+
+// Program is one program a chapter runs, as built for the browser.
+type Program struct {
+	// Package is the directory as the transcript names it
+	// ("./examples/raft/figure8").
+	Package string `json:"package"`
+	// Runnable says the program was built for js/wasm and reaches no
+	// socket; Reason says why not otherwise ("imports net: ./examples/x
+	// -> github.com/hashicorp/memberlist -> net").
+	Runnable bool   `json:"runnable"`
+	Reason   string `json:"reason,omitempty"`
+	// Wasm is the absolute path of the binary, Sum the hex SHA-256 of its
+	// content, Size its length and Gzip its length gzipped at level 9, in
+	// bytes.
+	Wasm string `json:"wasm,omitempty"`
+	Sum  string `json:"sum,omitempty"`
+	Size int64  `json:"size,omitempty"`
+	Gzip int64  `json:"gzip,omitempty"`
+	// WasmExec is the absolute path of the wasm_exec.js of the toolchain
+	// that built the binary ($GOROOT/lib/wasm/wasm_exec.js).
+	WasmExec    string `json:"wasm_exec,omitempty"`
+	WasmExecSum string `json:"wasm_exec_sum,omitempty"`
+	// Flags are the command-line flags the program declares with package
+	// flag, in source order.
+	Flags []Flag `json:"flags,omitempty"`
+}
+
+// Flag is one flag a program declares: flag.Bool("d2", false, "usage")
+// gives {Name: "d2", Kind: "bool", Default: "false", Usage: "usage"}.
+type Flag struct {
+	Name string `json:"name"`
+	// Kind is the flag function's type: bool, int, int64, uint, uint64,
+	// float64, string, duration, or func for flag.Func.
+	Kind string `json:"kind"`
+	// Default is the default value as the program would print it, or
+	// the Go source of a default that is not a literal; DefaultExpr is
+	// set in that case.
+	Default     string `json:"default"`
+	DefaultExpr bool   `json:"default_expr,omitempty"`
+	Usage       string `json:"usage"`
+}
+
+// wasmBuildTimeout bounds one "go build" for js/wasm.
+const wasmBuildTimeout = 5 * time.Minute
+
+// runPackages returns the package directories the "$ go run" commands of
+// blk run (one directory each, under ./examples/), in order.
+func runPackages(blk Block) []string {
+	cmds, err := ParseTranscript(blk.Lines)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range cmds {
+		w, err := SplitCommand(c.Text)
+		if err != nil || len(w) < 3 || w[0] != "go" || w[1] != "run" {
+			continue
+		}
+		pk := packageArgs(w)
+		if len(pk) != 1 || !strings.HasPrefix(pk[0], "./examples/") || strings.HasSuffix(pk[0], ".go") || strings.Contains(pk[0], "...") {
+			continue
+		}
+		out = append(out, path.Clean(pk[0]))
+	}
+	return out
+}
+
+// RunArgs splits a transcript command ("go run ./examples/x -d2 a") into
+// the package it runs and the arguments the program gets (["-d2", "a"]);
+// ok is false for any other command.
+func RunArgs(text string) (pkg string, args []string, ok bool) {
+	w, err := SplitCommand(text)
+	if err != nil || len(w) < 3 || w[0] != "go" || w[1] != "run" {
+		return "", nil, false
+	}
+	pk := packageArgs(w)
+	if len(pk) != 1 || strings.HasSuffix(pk[0], ".go") {
+		return "", nil, false
+	}
+	for i := 2; i < len(w); i++ {
+		if w[i] == pk[0] {
+			return "./" + path.Clean(pk[0]), append([]string{}, w[i+1:]...), true
+		}
+	}
+	return "", nil, false
+}
+
+// wasmJob builds pkg for js/wasm, or finds why it cannot run in a browser.
+func (v *verifier) wasmJob(pkg string) job {
+	return func(ctx context.Context) jobResult {
+		var r jobResult
+		start := time.Now()
+		key, err := v.staticKey(ctx, "wasm", pkg)
+		if err != nil {
+			r.errs = append(r.errs, wasmErr(pkg, "%v", err))
+			return r
+		}
+		if e, ok := v.cache.lookup(key); ok && e.Program != nil && programFilesExist(e.Program) {
+			r.checks = append(r.checks, Check{Kind: "wasm", Subject: pkg, Cached: true, Elapsed: time.Since(start)})
+			r.program = e.Program
+			return r
+		}
+		prog, err := v.buildWasm(ctx, pkg)
+		if err != nil {
+			r.errs = append(r.errs, wasmErr(pkg, "%v", err))
+			return r
+		}
+		elapsed := time.Since(start)
+		v.logf("wasm %s: %s (%s)", pkg, describeProgram(prog), fmtDuration(elapsed))
+		r.checks = append(r.checks, Check{Kind: "wasm", Subject: pkg, Elapsed: elapsed})
+		r.program = prog
+		{
+			// A program that cannot run in a browser is an outcome,
+			// not a failed check: it is stored like a binary, and
+			// found again until the files it was decided from change.
+			l, err := v.localDirs(ctx, nil, []string{pkg})
+			if err == nil {
+				_ = v.cache.store(&entry{Kind: "wasm", Subject: pkg, Key: key, Manifest: newManifest(v.root, l), Program: prog})
+			}
+		}
+		return r
+	}
+}
+
+func describeProgram(p *Program) string {
+	if !p.Runnable {
+		return "not runnable in a browser: " + p.Reason
+	}
+	return fmt.Sprintf("%d bytes, %d gzipped", p.Size, p.Gzip)
+}
+
+func wasmErr(pkg, format string, args ...any) *diag.Error {
+	return diag.Errorf(strings.TrimPrefix(pkg, "./"), 0, "wasm build: %s", fmt.Sprintf(format, args...))
+}
+
+func programFilesExist(p *Program) bool {
+	if !p.Runnable {
+		return true
+	}
+	for _, f := range []string{p.Wasm, p.WasmExec} {
+		if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+var wasmEnv = []string{"GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0"}
+
+// buildWasm decides whether pkg can run in a browser and builds it.
+func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) {
+	prog := &Program{Package: pkg}
+	res, err := v.exec(ctx, Run{Args: []string{v.goCmd, "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", pkg}, Dir: v.root, Timeout: listTimeout, Machine: true, Env: wasmEnv})
+	if err != nil {
+		return nil, err
+	}
+	if res.TimedOut || res.OutputLimited {
+		return nil, fmt.Errorf("go list -deps for js/wasm: timed out after %s or printed too much", fmtDuration(listTimeout))
+	}
+	if res.ExitCode != 0 {
+		prog.Reason = "go list for js/wasm fails: " + firstLine(string(res.Stderr))
+		return prog, nil
+	}
+	imports := map[string][]string{}
+	var root string
+	for _, l := range strings.Split(strings.TrimSpace(string(res.Output)), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		imports[f[0]] = f[1:]
+		root = f[0] // -deps lists the named package last
+	}
+	if chain := importChain(imports, root, "net"); chain != nil {
+		mod := modulePath(v.root)
+		for i, p := range chain {
+			if mod != "" && strings.HasPrefix(p, mod+"/") {
+				chain[i] = "./" + strings.TrimPrefix(p, mod+"/")
+			}
+		}
+		prog.Reason = "imports net (sockets): " + strings.Join(chain, " → ")
+		return prog, nil
+	}
+
+	dir := filepath.Join(filepath.Dir(v.cache.dir), "wasm")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(dir, ".build-*.wasm")
+	if err != nil {
+		return nil, err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	res, err = v.exec(ctx, Run{Args: []string{v.goCmd, "build", "-trimpath", "-ldflags=-s -w", "-o", tmp.Name(), pkg}, Dir: v.root, Timeout: wasmBuildTimeout, Env: wasmEnv})
+	if err != nil {
+		return nil, err
+	}
+	if res.TimedOut || res.OutputLimited {
+		return nil, fmt.Errorf("go build for js/wasm: timed out after %s or printed too much", fmtDuration(wasmBuildTimeout))
+	}
+	if res.ExitCode != 0 {
+		// The compiler's first error, at its file:line.
+		prog.Reason = "does not build for js/wasm: " + firstLine(string(res.Output))
+		return prog, nil
+	}
+	data, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.Sum256(data)
+	prog.Sum = hex.EncodeToString(h[:])
+	prog.Wasm = filepath.Join(dir, prog.Sum+".wasm")
+	if err := writeAtomic(prog.Wasm, data, 0o644); err != nil {
+		return nil, err
+	}
+	prog.Size = int64(len(data))
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(data)
+	zw.Close()
+	prog.Gzip = int64(gz.Len())
+
+	res, err = v.exec(ctx, Run{Args: []string{v.goCmd, "env", "GOROOT"}, Dir: v.root, Timeout: listTimeout, Machine: true})
+	if err != nil {
+		return nil, err
+	}
+	goroot := strings.TrimSpace(string(res.Output))
+	for _, rel := range []string{"lib/wasm/wasm_exec.js", "misc/wasm/wasm_exec.js"} {
+		if p := filepath.Join(goroot, filepath.FromSlash(rel)); fileExists(p) {
+			prog.WasmExec = p
+			break
+		}
+	}
+	if prog.WasmExec != "" {
+		data, err := os.ReadFile(prog.WasmExec)
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.Sum256(data)
+		prog.WasmExecSum = hex.EncodeToString(h[:])
+	}
+	if prog.WasmExec == "" {
+		return nil, fmt.Errorf("no wasm_exec.js in the Go toolchain at %s (looked in lib/wasm and misc/wasm)", goroot)
+	}
+	prog.Flags, err = declaredFlags(filepath.Join(v.root, filepath.FromSlash(pkg)))
+	if err != nil {
+		return nil, err
+	}
+	prog.Runnable = true
+	return prog, nil
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "# ") {
+			return l
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// importChain returns the shortest import path from root to target in
+// imports (package -> its imports), nil when there is none.
+func importChain(imports map[string][]string, root, target string) []string {
+	prev := map[string]string{root: ""}
+	queue := []string{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == target {
+			var chain []string
+			for ; p != ""; p = prev[p] {
+				chain = append([]string{p}, chain...)
+			}
+			return chain
+		}
+		for _, q := range imports[p] {
+			if _, ok := prev[q]; !ok {
+				prev[q] = p
+				queue = append(queue, q)
+			}
+		}
+	}
+	return nil
+}
+
+// flagKinds maps the functions of package flag that declare a flag to the
+// kind of value they take and the index of their name argument.
+var flagKinds = map[string]struct {
+	kind string
+	name int
+}{
+	"Bool": {"bool", 0}, "BoolVar": {"bool", 1},
+	"Int": {"int", 0}, "IntVar": {"int", 1},
+	"Int64": {"int64", 0}, "Int64Var": {"int64", 1},
+	"Uint": {"uint", 0}, "UintVar": {"uint", 1},
+	"Uint64": {"uint64", 0}, "Uint64Var": {"uint64", 1},
+	"Float64": {"float64", 0}, "Float64Var": {"float64", 1},
+	"String": {"string", 0}, "StringVar": {"string", 1},
+	"Duration": {"duration", 0}, "DurationVar": {"duration", 1},
+	"Func": {"func", 0},
+}
+
+// declaredFlags reads the flags the main package in dir declares with
+// package flag's functions (flag.Bool("d2", false, "..."), flag.IntVar(&n,
+// "n", 3, "...")), in source order. A call whose name is not a string
+// literal is skipped.
+func declaredFlags(dir string) ([]Flag, error) {
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var flags []Flag
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		f, err := parser.ParseFile(fset, n, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		local := ""
+		for _, im := range f.Imports {
+			if im.Path.Value == `"flag"` {
+				local = "flag"
+				if im.Name != nil {
+					local = im.Name.Name
+				}
+			}
+		}
+		if local == "" {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); !ok || id.Name != local {
+				return true
+			}
+			k, ok := flagKinds[sel.Sel.Name]
+			if !ok || len(call.Args) < k.name+2 {
+				return true
+			}
+			name, ok := stringLit(call.Args[k.name])
+			if !ok {
+				return true
+			}
+			fl := Flag{Name: name, Kind: k.kind}
+			usageArg := call.Args[len(call.Args)-1]
+			if k.kind != "func" {
+				def := call.Args[k.name+1]
+				if s, ok := literalValue(def); ok {
+					fl.Default = s
+				} else {
+					fl.Default = string(src[fset.Position(def.Pos()).Offset:fset.Position(def.End()).Offset])
+					fl.DefaultExpr = true
+				}
+			} else {
+				usageArg = call.Args[1]
+			}
+			fl.Usage, _ = stringLit(usageArg)
+			flags = append(flags, fl)
+			return true
+		})
+	}
+	return flags, nil
+}
+
+func stringLit(e ast.Expr) (string, bool) {
+	bl, ok := e.(*ast.BasicLit)
+	if !ok || bl.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(bl.Value)
+	return s, err == nil
+}
+
+// literalValue returns the value of a literal default: a string, a number
+// (possibly negated), true or false.
+func literalValue(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind == token.STRING {
+			return stringLit(e)
+		}
+		return e.Value, true
+	case *ast.Ident:
+		if e.Name == "true" || e.Name == "false" {
+			return e.Name, true
+		}
+	case *ast.UnaryExpr:
+		if bl, ok := e.X.(*ast.BasicLit); ok && e.Op == token.SUB && bl.Kind != token.STRING {
+			return "-" + bl.Value, true
+		}
+	}
+	return "", false
+}
+
+// programPackages returns the packages of every "$ go run ./examples/..." of
+// docs' console blocks, each once, in reading order.
+func programPackages(docs []*expand.Doc) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range docs {
+		for _, blk := range findBlocksCached(d.Markdown) {
+			if blk.Lang != "console" {
+				continue
+			}
+			if _, ok := blk.Attrs["ignore"]; ok {
+				continue
+			}
+			for _, p := range runPackages(blk) {
+				p = "./" + strings.TrimPrefix(p, "./")
+				if !seen[p] {
+					seen[p] = true
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
+}

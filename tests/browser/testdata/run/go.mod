@@ -1,0 +1,3 @@
+module example.com/runbook
+
+go 1.26

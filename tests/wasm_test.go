@@ -1,0 +1,207 @@
+package tests
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"html"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ownership-book/ownership/internal/build"
+	"github.com/ownership-book/ownership/internal/render"
+)
+
+// wasmBudget is the most the largest program may weigh gzipped (issue 18).
+const wasmBudget = 3 << 20
+
+var panelWasm = regexp.MustCompile(`<div class="run" data-wasm="([^"]+)" data-exec="([^"]+)"[^>]* data-pkg="([^"]+)"`)
+
+// checkPrograms checks the programs of a built site against the build's
+// report and against go itself: each program whose js/wasm import graph
+// reaches package net is marked not runnable, with its command and the
+// reason on the page and no run panel; every other one has its binary in
+// the site under a name holding the hash of its content, and a run panel
+// pointing at it and at the toolchain's own wasm_exec.js. want names
+// programs that must be runnable (true) or not (false).
+func checkPrograms(t *testing.T, root string, res *build.Result, want map[string]bool) {
+	t.Helper()
+	out := res.Out
+	var pagesHTML strings.Builder
+	for _, ch := range res.Book.Chapters {
+		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(htmlPath(ch.Path))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pagesHTML.Write(data)
+	}
+	pages := pagesHTML.String()
+	panels := map[string]bool{}
+	for _, m := range panelWasm.FindAllStringSubmatch(pages, -1) {
+		panels[html.UnescapeString(m[3])] = true
+	}
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasmExec, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Report.Programs) == 0 {
+		t.Fatal("the report lists no programs")
+	}
+	seen := map[string]bool{}
+	for _, p := range res.Report.Programs {
+		seen[p.Package] = true
+		cmd := exec.Command("go", "list", "-deps", p.Package)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+		deps, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", p.Package, err)
+		}
+		socket := slices.Contains(strings.Fields(string(deps)), "net")
+		if r, ok := want[p.Package]; ok && r != p.Runnable {
+			t.Errorf("%s: runnable %v, want %v (%s)", p.Package, p.Runnable, r, p.Reason)
+		}
+		if !p.Runnable {
+			if !socket {
+				t.Logf("%s: not runnable though it does not import net: %s", p.Package, p.Reason)
+			}
+			note := `<p class="run-note">Runs on your machine only (<code>go run ` + p.Package
+			if !strings.Contains(pages, note) || !strings.Contains(pages, html.EscapeString(p.Reason)) {
+				t.Errorf("%s is not runnable (%s) but no page says so with the reason", p.Package, p.Reason)
+			}
+			if panels[p.Package] {
+				t.Errorf("%s is not runnable but has a run panel", p.Package)
+			}
+			continue
+		}
+		if socket {
+			t.Errorf("%s imports net for js/wasm but is marked runnable", p.Package)
+		}
+		name := render.WasmName(p)
+		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
+		if err != nil {
+			t.Errorf("%s: its binary is not in the site: %v", p.Package, err)
+			continue
+		}
+		sum := sha256.Sum256(data)
+		if h := hex.EncodeToString(sum[:]); h != p.Sum || !strings.Contains(name, "."+h[:8]+".wasm") || !strings.HasPrefix(name, "assets/") {
+			t.Errorf("%s: %s is not named after its content (sha256 %s)", p.Package, name, h)
+		}
+		if !bytes.HasPrefix(data, []byte("\x00asm")) {
+			t.Errorf("%s: %s is not WebAssembly", p.Package, name)
+		}
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		zw.Write(data)
+		zw.Close()
+		if gz.Len() > wasmBudget {
+			t.Errorf("%s: %d bytes gzipped, over the budget of %d", p.Package, gz.Len(), wasmBudget)
+		}
+		t.Logf("%s: %s, %d bytes, %d gzipped, flags %v", p.Package, name, len(data), gz.Len(), p.Flags)
+		if !panels[p.Package] {
+			t.Errorf("%s is runnable but no page has its run panel", p.Package)
+		}
+		if !strings.Contains(pages, `data-wasm="`+name+`" data-exec="`+render.WasmExecName(p)+`"`) {
+			t.Errorf("%s: no run panel loads %s with %s", p.Package, name, render.WasmExecName(p))
+		}
+		got, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(render.WasmExecName(p))))
+		if err != nil || !bytes.Equal(got, wasmExec) {
+			t.Errorf("%s: the site's %s is not the toolchain's wasm_exec.js (%v)", p.Package, render.WasmExecName(p), err)
+		}
+	}
+	for pkg := range want {
+		if !seen[pkg] {
+			t.Errorf("%s: not among the programs the report lists", pkg)
+		}
+	}
+}
+
+// TestRunFixturePrograms builds the browser tests' run fixture (a
+// program with flags, one that fails, one that opens a socket, one whose
+// js/wasm build fails) and checks its programs (checkPrograms), and that a
+// rebuild starts no wasm build.
+func TestRunFixturePrograms(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "run")
+	copyTree(t, filepath.Join("browser", "testdata", "run"), root)
+	cache := t.TempDir()
+	res, err := buildBook(t, root, filepath.Join(t.TempDir(), "site"), cache)
+	if err != nil {
+		build.PrintError(testWriter{t}, err)
+		t.Fatal("the run fixture does not build")
+	}
+	checkPrograms(t, root, res, map[string]bool{"./examples/count": true, "./examples/fail": true, "./examples/dial": false, "./examples/rlimit": false})
+	for _, p := range res.Report.Programs {
+		if p.Package == "./examples/rlimit" && !strings.Contains(p.Reason, "does not build for js/wasm: examples/rlimit/main.go:11:") {
+			t.Errorf("rlimit's reason %q does not give the build error at its file:line", p.Reason)
+		}
+		if p.Package == "./examples/count" {
+			var names []string
+			for _, f := range p.Flags {
+				names = append(names, f.Name+":"+f.Kind+"="+f.Default)
+			}
+			if got := strings.Join(names, " "); got != "n:int=3 word:string=epoch shout:bool=false" {
+				t.Errorf("count declares %s, want n:int=3 word:string=epoch shout:bool=false", got)
+			}
+		}
+	}
+	again, err := buildBook(t, root, filepath.Join(t.TempDir(), "site"), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range again.Report.Checks {
+		if c.Kind == "wasm" && !c.Cached {
+			t.Errorf("rebuild without changes built %s for wasm again", c.Subject)
+		}
+	}
+	checkPrograms(t, root, again, nil)
+}
+
+// copyTree copies the folder src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// realBookPrograms are programs of the book that must run in a browser
+// (pure simulators and model checks) and that must not (they open
+// sockets: an HTTP server, hashicorp/raft's transport, memberlist's UDP).
+var realBookPrograms = map[string]bool{
+	"./examples/ownership/fenced":           true,
+	"./examples/ownership/handover":         true,
+	"./examples/ownership/check/exhaustive": true,
+	"./examples/raft/figure8":               true,
+	"./examples/raft/elections":             true,
+	"./examples/raft/modelcheck":            true,
+	"./examples/ownership/ownerd":           false,
+	"./examples/ownership/hint/suspect":     false,
+	"./examples/stream/takeover":            false,
+	"./examples/raft/failover":              false,
+}
