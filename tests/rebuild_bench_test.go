@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/build"
+	"github.com/ownership-book/ownership/internal/expand"
 	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/internal/site"
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // BenchmarkProseRebuildLarge is BenchmarkProseRebuild on a generated book
@@ -19,8 +22,9 @@ import (
 //	go test ./tests -run '^$' -bench ProseRebuildLarge
 func BenchmarkProseRebuildLarge(b *testing.B) {
 	root, chapter := genBook(b, 1000)
-	opt := build.Options{Root: root, Out: filepath.Join(b.TempDir(), "site"), Renders: &render.Cache{}, Incremental: &site.Incremental{}}
+	opt := build.Options{Root: root, Out: filepath.Join(b.TempDir(), "site"), Loads: &book.Cache{}, Expands: &expand.Cache{}, Renders: &render.Cache{}, Incremental: &site.Incremental{}}
 	opt.Verify.CacheDir = b.TempDir()
+	opt.Verify.Fragments = &verify.FragmentCache{}
 	if _, err := build.Build(context.Background(), opt); err != nil {
 		b.Fatal(err)
 	}

@@ -42,6 +42,10 @@ const DefaultTimeout = "60s"
 //
 // Load never writes anything.
 func Load(root string) (*Book, error) {
+	return load(root, nil)
+}
+
+func load(root string, c *Cache) (*Book, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("book.Load: %w", err)
@@ -87,11 +91,12 @@ func Load(root string) (*Book, error) {
 	}
 
 	var errs diag.List
+	rp := &realPaths{dirs: map[string]string{}}
 	var walk func(items []*Item)
 	walk = func(items []*Item) {
 		for _, it := range items {
 			if it.Kind == KindChapter && !it.Draft {
-				if err := readChapter(b, realRoot, it); err != nil {
+				if err := readChapter(b, realRoot, rp, c, it); err != nil {
 					errs = append(errs, err)
 				} else {
 					b.Chapters = append(b.Chapters, it)
@@ -137,7 +142,7 @@ func readNotFound(b *Book, realRoot string) *diag.Error {
 		return nil
 	}
 	it := &Item{Kind: KindChapter, Title: "Page not found", TitleHTML: "Page not found", Path: name, Line: 0}
-	if err := readChapter(b, realRoot, it); err != nil {
+	if err := readChapter(b, realRoot, &realPaths{dirs: map[string]string{}}, nil, it); err != nil {
 		return err
 	}
 	b.NotFound = it
@@ -145,9 +150,13 @@ func readNotFound(b *Book, realRoot string) *diag.Error {
 }
 
 // readChapter fills it.Source from the chapter file.
-func readChapter(b *Book, realRoot string, it *Item) *diag.Error {
+func readChapter(b *Book, realRoot string, rp *realPaths, c *Cache, it *Item) *diag.Error {
 	file := filepath.Join(b.Dir, filepath.FromSlash(it.Path))
-	fi, err := os.Stat(file)
+	fi, err := os.Lstat(file)
+	link := err == nil && fi.Mode()&fs.ModeSymlink != 0
+	if link {
+		fi, err = os.Stat(file)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return diag.Errorf(SummaryFile, it.Line, "chapter file %s does not exist", it.File())
@@ -157,13 +166,18 @@ func readChapter(b *Book, realRoot string, it *Item) *diag.Error {
 	if !fi.Mode().IsRegular() {
 		return diag.Errorf(SummaryFile, it.Line, "chapter file %s is not a regular file", it.File())
 	}
-	real, err := filepath.EvalSymlinks(file)
+	real, err := rp.of(file, link)
 	if err != nil {
 		return diag.Errorf(SummaryFile, it.Line, "chapter file %s: %v", it.File(), err)
 	}
 	if !within(realRoot, real) {
 		return diag.Errorf(SummaryFile, it.Line, "chapter file %s resolves to %s, outside the repository", it.File(), real)
 	}
+	if src, ok := c.get(file, fi); ok {
+		it.Source = src
+		return nil
+	}
+	read := time.Now()
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return diag.Errorf(it.File(), 0, "%v", err)
@@ -174,7 +188,35 @@ func readChapter(b *Book, realRoot string, it *Item) *diag.Error {
 	// A byte order mark would make the first line "\ufeff# Title",
 	// which Markdown reads as a paragraph, not a heading.
 	it.Source = bytes.TrimPrefix(src, utf8BOM)
+	c.put(file, fi, it.Source, read)
 	return nil
+}
+
+// realPaths resolves the real paths of the chapter files of one Load
+// (filepath.EvalSymlinks), resolving each folder once: a file that is not
+// a symbolic link is its folder's real path joined with its name, so a
+// 1,000-chapter book costs one lstat per chapter rather than one per
+// component of every chapter's path.
+type realPaths struct {
+	dirs map[string]string // folder -> its real path
+}
+
+// of returns the real path of file; link tells whether file itself is a
+// symbolic link (os.Lstat).
+func (rp *realPaths) of(file string, link bool) (string, error) {
+	if link {
+		return filepath.EvalSymlinks(file)
+	}
+	dir := filepath.Dir(file)
+	real, ok := rp.dirs[dir]
+	if !ok {
+		var err error
+		if real, err = filepath.EvalSymlinks(dir); err != nil {
+			return "", err
+		}
+		rp.dirs[dir] = real
+	}
+	return filepath.Join(real, filepath.Base(file)), nil
 }
 
 // utf8BOM is the UTF-8 byte order mark some editors put at the start of a

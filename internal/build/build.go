@@ -39,6 +39,14 @@ type Options struct {
 	// (site.CheckExternal) and fails the build on a broken one. Off by
 	// default: a build should not depend on other sites.
 	CheckExternal bool
+	// Loads, when set, keeps the chapter files read between builds
+	// (bookgen serve): a chapter file whose status did not change is not
+	// read again (see book.Cache).
+	Loads *book.Cache
+	// Expands, when set, keeps expanded chapters between builds (bookgen
+	// serve): a chapter whose text and included files did not change is
+	// not expanded again (see expand.Cache).
+	Expands *expand.Cache
 	// Renders, when set, keeps rendered chapters between builds (bookgen
 	// serve): a chapter whose expanded Markdown and links' targets did
 	// not change is not rendered again.
@@ -65,9 +73,9 @@ type Result struct {
 	Rendered, Reused int
 	Elapsed          time.Duration
 	// Finish, when not nil, writes what an incremental build left for
-	// after its pages (site.Result.Finish): call it once, before the next
-	// build.
-	Finish func() error
+	// after its pages (site.Result.Finish): call it before the next
+	// build (see there for ctx).
+	Finish func(ctx context.Context) error
 	// Warnings are the problems that do not stop the build: book.toml's
 	// keys bookgen does not read (book.Config.Warnings), then the rendered
 	// chapters' (render.Page.Warnings: raw HTML the site's
@@ -248,7 +256,7 @@ func figureCache(opt Options, root string) *render.FigureCache {
 
 // check runs the first three stages.
 func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify.Report, error) {
-	b, err := book.Load(opt.Root)
+	b, err := opt.Loads.Load(opt.Root)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -257,7 +265,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 	if err := site.CheckBook(b); err != nil {
 		return b, nil, nil, err
 	}
-	docs, err := expand.AllContext(ctx, b)
+	docs, err := opt.Expands.AllContext(ctx, b)
 	if err != nil {
 		return b, nil, nil, err
 	}
@@ -267,10 +275,10 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 	}
 	if opt.Verify.Bless {
 		// Blessing may have rewritten chapters: render what is now on disk.
-		if b, err = book.Load(opt.Root); err != nil {
+		if b, err = opt.Loads.Load(opt.Root); err != nil {
 			return nil, nil, rep, err
 		}
-		if docs, err = expand.AllContext(ctx, b); err != nil {
+		if docs, err = opt.Expands.AllContext(ctx, b); err != nil {
 			return b, nil, rep, err
 		}
 	}

@@ -139,23 +139,40 @@ func ExpandContext(ctx context.Context, b *book.Book, ch *book.Item) (*Doc, erro
 	if err != nil {
 		return nil, diag.Errorf("", 0, "repository root %s: %v", b.Root, err)
 	}
+	d, _, err := expandChapter(ctx, b, ch, realRoot, chapterRealPath(b, ch), false)
+	return d, err
+}
+
+// chapterRealPath returns the real path of ch's file (symbolic links
+// resolved), or its path when that fails.
+func chapterRealPath(b *book.Book, ch *book.Item) string {
+	abs := filepath.Join(b.Root, filepath.FromSlash(ch.File()))
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// expandChapter expands ch, whose file's real path is real, in the
+// repository whose real path is realRoot. With record, it also returns
+// what the expansion read (for Cache).
+func expandChapter(ctx context.Context, b *book.Book, ch *book.Item, realRoot, real string, record bool) (*Doc, map[string]depState, error) {
 	x := &expander{ctx: ctx, root: b.Root, realRoot: realRoot, deps: map[string]bool{}}
+	if record {
+		x.read = map[string]depState{}
+	}
 	file := ch.File()
 	src := splitLines(string(ch.Source), file)
-	real, err := filepath.EvalSymlinks(filepath.Join(b.Root, filepath.FromSlash(file)))
-	if err != nil {
-		real = filepath.Join(b.Root, filepath.FromSlash(file))
-	}
 	x.stack = []string{real}
 	out := x.lines(src, path.Dir(file), 0, nil)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(x.errs) == 1 {
-		return nil, x.errs[0]
+		return nil, nil, x.errs[0]
 	}
 	if err := x.errs.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d := &Doc{Chapter: ch, Title: x.title}
 	var md strings.Builder
@@ -175,7 +192,10 @@ func ExpandContext(ctx context.Context, b *book.Book, ch *book.Item) (*Doc, erro
 		d.Deps = append(d.Deps, f)
 	}
 	sort.Strings(d.Deps)
-	return d, nil
+	if x.changed {
+		return d, nil, nil
+	}
+	return d, x.read, nil
 }
 
 // All expands every chapter of b in reading order. It returns the Docs of
@@ -225,6 +245,8 @@ type expander struct {
 	root, realRoot string
 	stack          []string // real paths of the files being expanded
 	deps           map[string]bool
+	read           map[string]depState // with Cache: each included file as read
+	changed        bool                // an included file read twice differed
 	errs           diag.List
 	title          string // the last {{#title}}, "" when none
 	includes       int    // include directives expanded so far
@@ -387,6 +409,14 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		return nil, false
 	}
 	x.deps[rel] = true
+	if x.read != nil {
+		if old, ok := x.read[rel]; ok && (old.real != real || old.data != string(data)) {
+			// The file changed while the chapter was expanded: the
+			// expansion holds both versions and must not be cached.
+			x.changed = true
+		}
+		x.read[rel] = depState{real: real, data: string(data)}
+	}
 
 	// A byte order mark is not text: Go and editors accept one at the
 	// start of a file, but on a page it would sit inside the first line.

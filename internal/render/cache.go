@@ -2,7 +2,6 @@ package render
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -30,6 +29,7 @@ import (
 type Cache struct {
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
+	sums    docSums // see keymemo.go
 }
 
 type cacheEntry struct {
@@ -79,22 +79,13 @@ func (c *Cache) put(key string, pg *Page, probes map[string]string) {
 
 // cacheKey hashes what the page of d is made from.
 func (r *Renderer) cacheKey(d *expand.Doc) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "render v4\x00%s\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, d.Title, len(d.Markdown))
-	h.Write(d.Markdown)
-	// The origin of every line: the file where it changes, the line
-	// number of each (binary, no formatting: a large book hashes tens of
-	// thousands per build).
-	var buf []byte
-	file := ""
-	for _, o := range d.Origins {
-		if o.File != file {
-			file = o.File
-			buf = append(append(append(buf, 0), file...), 0)
-		}
-		buf = binary.AppendUvarint(buf, uint64(o.Line))
+	var sums *docSums
+	if r.Cache != nil {
+		sums = &r.Cache.sums
 	}
-	h.Write(buf)
+	doc := sums.docSum(d)
+	h := sha256.New()
+	h.Write(doc[:])
 	h.Write(r.bookKey[:])
 	r.claimsKey(h, d)
 	r.programsKey(h)

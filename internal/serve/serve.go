@@ -45,8 +45,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/expand"
 	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/internal/site"
 	"github.com/ownership-book/ownership/internal/verify"
@@ -105,6 +107,18 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	// The site is served at the root of ln's address, whatever path
 	// book.toml's site-url has: 404.html must refer to "/".
 	opt.Build.ServedAtRoot = true
+	if opt.Build.Verify.Fragments == nil {
+		// Parse only the Go fragments that changed.
+		opt.Build.Verify.Fragments = &verify.FragmentCache{}
+	}
+	if opt.Build.Loads == nil {
+		// Read only the chapter files that changed.
+		opt.Build.Loads = &book.Cache{}
+	}
+	if opt.Build.Expands == nil {
+		// Expand only the chapters whose text or included files changed.
+		opt.Build.Expands = &expand.Cache{}
+	}
 	if opt.Build.Renders == nil {
 		// Rebuild only what changed: unchanged chapters are not rendered
 		// again (verification has its own cache on disk).
@@ -174,6 +188,8 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	defer cancel()
 	_ = srv.Shutdown(sctx)
 	<-loopDone
+	// Leave print.html and the search index complete on disk.
+	s.resumeFinish(true)
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -189,6 +205,7 @@ type server struct {
 	out          string
 	nonce        int64
 	progressLine *build.ProgressLine
+	finishing    *finishRun // the last good build's Finish (see finishRun)
 
 	mu       sync.Mutex
 	headers  []headerRule // netlify.toml's [[headers]], read at each build
@@ -253,6 +270,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	s.mu.Lock()
 	s.headers = rules
 	s.mu.Unlock()
+	s.stopFinish()
 	res, err := s.opt.BuildFunc(ctx, s.opt.Build)
 	s.progressLine.Clear()
 	s.mu.Lock()
@@ -273,6 +291,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.lastErr = msg
 		s.mu.Unlock()
 		s.broadcast(event{"build-error", msg})
+		s.resumeFinish(false)
 		return
 	}
 	build.PrintWarnings(s.opt.Log, res)
@@ -289,11 +308,65 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.broadcast(event{"reload", id})
 	}
 	// The open pages reload first; print.html and the search index,
-	// which show every chapter, follow.
+	// which show every chapter, follow, while the next change is awaited.
 	if res.Finish != nil {
-		if err := res.Finish(); err != nil {
-			fmt.Fprintf(s.opt.Log, "bookgen: build %d: writing print.html and the search index failed: %v\n", n, err)
+		s.startFinish(n, res.Finish)
+	}
+}
+
+// finishRun is the writing of what a good build left for after its reload
+// (build.Result.Finish: print.html and the search index). It runs beside
+// the wait for the next change; the next build stops it between files
+// (Finish leaves the files it did not write as they were, and the next
+// build's Finish writes them), so a save that follows at once does not
+// wait for the print page of the one before. Only the loop goroutine (and
+// Run, after the loop has ended) touches it.
+type finishRun struct {
+	n      int // the build's number
+	fn     func(context.Context) error
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // set when done is closed
+}
+
+// startFinish runs fn, build n's Finish, in the background.
+func (s *server) startFinish(n int, fn func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &finishRun{n: n, fn: fn, cancel: cancel, done: make(chan struct{})}
+	s.finishing = f
+	go func() {
+		defer close(f.done)
+		f.err = fn(ctx)
+		if f.err != nil && !errors.Is(f.err, context.Canceled) {
+			fmt.Fprintf(s.opt.Log, "bookgen: build %d: writing print.html and the search index failed: %v\n", n, f.err)
 		}
+	}()
+}
+
+// stopFinish stops the running Finish, if any, and waits for it.
+func (s *server) stopFinish() {
+	if f := s.finishing; f != nil {
+		f.cancel()
+		<-f.done
+	}
+}
+
+// resumeFinish runs again the Finish of the last good build when it was
+// stopped before it had written everything (the build that stopped it
+// failed, so no later Finish will): print.html and the search index then
+// match the site still served.
+func (s *server) resumeFinish(wait bool) {
+	f := s.finishing
+	if f == nil {
+		return
+	}
+	<-f.done
+	if !errors.Is(f.err, context.Canceled) {
+		return
+	}
+	s.startFinish(f.n, f.fn)
+	if wait {
+		<-s.finishing.done
 	}
 }
 

@@ -244,9 +244,15 @@ func hasH1(pg *render.Page) bool {
 
 // printPage renders print.html: every chapter in reading order, each in a
 // <section> whose id is printID of its path.
-func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets) ([]byte, error) {
+func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets, pc *printCache) ([]byte, error) {
 	chapters := printIDs(b.Chapters)
+	sections := pc.sections(b, pages, chapters)
+	size := 0
+	for _, s := range sections {
+		size += len(s) + 128
+	}
 	var body bytes.Buffer
+	body.Grow(size)
 	for i, ch := range b.Chapters {
 		fmt.Fprintf(&body, "<section class=\"print-chapter\" id=\"%s\" aria-label=\"%s\">\n",
 			template.HTMLEscapeString(chapters[htmlPath(ch.Path)]), template.HTMLEscapeString(pages[i].Title))
@@ -256,7 +262,7 @@ func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a as
 			// where each chapter starts.
 			fmt.Fprintf(&body, "<h1 class=\"print-title\">%s</h1>\n", template.HTMLEscapeString(pages[i].Title))
 		}
-		body.Write(printChapter(ch, pages[i].HTML, chapters))
+		body.Write(sections[i])
 		body.WriteString("</section>\n")
 	}
 	d := common(b, "", a)
@@ -267,11 +273,10 @@ func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a as
 		printTOC(&d.TOC[i], chapters)
 	}
 	d.Description = b.Config.Description
-	d.Content = template.HTML(body.String())
 	if b.Config.SiteURL != "" {
 		d.Canonical = b.Config.SiteURL + "print.html"
 	}
-	return execute(tmpl, d, "print.html")
+	return executeSpliced(tmpl, d, body.Bytes(), "print.html")
 }
 
 // printTOC points the sidebar of print.html at the sections of the page.

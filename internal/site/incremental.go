@@ -1,6 +1,7 @@
 package site
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -34,6 +35,13 @@ type Incremental struct {
 	out   string                       // the output folder the state describes, "" before a build
 	sums  map[string][sha256.Size]byte // every file of the site and the hash of its content
 	pages map[string]pageInputs        // what each chapter page was made from
+
+	// Caches of what a rebuild would otherwise make from every chapter
+	// (cache.go); they do not depend on the output folder.
+	sidebar  sidebarCache
+	print    printCache
+	ids      idCache
+	notFound pageMemo // 404.html
 }
 
 // pageInputs identifies what a chapter page is made from: the rendered
@@ -78,10 +86,19 @@ func (w *inPlace) later(name string, make func() ([]byte, error)) error {
 
 // finish makes and writes the deferred files (Result.Finish). A failure
 // drops the state, so that the next build writes the whole site again.
-func (w *inPlace) finish() error {
+// Once ctx is done it stops between files and returns ctx.Err(): the files
+// not written keep the previous build's content and hash, so the next
+// build's finish writes them (or finish is called again).
+func (w *inPlace) finish(ctx context.Context) error {
 	inc := w.inc
 	for _, d := range w.deferred {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		data, err := d.make()
+		if err == nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err == nil {
 			sum := sha256.Sum256(data)
 			inc.mu.Lock()

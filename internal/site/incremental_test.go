@@ -1,6 +1,7 @@
 package site
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func TestIncrementalWritesOnlyWhatChanged(t *testing.T) {
 	if res.Finish == nil {
 		t.Fatal("an incremental rebuild left nothing for Finish (print.html, the search index)")
 	}
-	if err := res.Finish(); err != nil {
+	if err := res.Finish(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	now := snapshot(t, out)
@@ -99,7 +100,7 @@ func TestIncrementalWritesOnlyWhatChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := res.Finish(); err != nil {
+	if err := res.Finish(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, gone)); !os.IsNotExist(err) {

@@ -15,17 +15,16 @@ import (
 // b.Chapters[i]. Problems are returned as a diag.List naming the line of
 // each link.
 func CheckLinks(b *book.Book, pages []*render.Page) error {
+	return checkLinks(b, pages, nil)
+}
+
+// checkLinks is CheckLinks, taking each page's ids from c (when not nil)
+// where it can.
+func checkLinks(b *book.Book, pages []*render.Page, c *idCache) error {
+	sets := c.sets(pages)
 	ids := make(map[string]map[string]bool, len(pages))
 	for i, ch := range b.Chapters {
-		set := map[string]bool{}
-		for _, h := range pages[i].Headings {
-			set[h.ID] = true
-		}
-		h := pages[i].HTML
-		eachAttr(h, []string{"id"}, func(_ string, _, vs, ve int) {
-			set[html.UnescapeString(string(h[vs:ve]))] = true
-		})
-		ids[ch.Path] = set
+		ids[ch.Path] = sets[i]
 	}
 	var errs diag.List
 	for _, pg := range pages {
@@ -41,4 +40,18 @@ func CheckLinks(b *book.Book, pages []*render.Page) error {
 		}
 	}
 	return errs.Err()
+}
+
+// pageIDs returns the ids of the elements of pg: its headings' and those
+// of every id attribute of its HTML.
+func pageIDs(pg *render.Page) map[string]bool {
+	set := map[string]bool{}
+	for _, h := range pg.Headings {
+		set[h.ID] = true
+	}
+	h := pg.HTML
+	eachAttr(h, []string{"id"}, func(_ string, _, vs, ve int) {
+		set[html.UnescapeString(string(h[vs:ve]))] = true
+	})
+	return set
 }

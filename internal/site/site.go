@@ -49,8 +49,11 @@ type Result struct {
 	// Finish, when not nil, writes the files an incremental build left for
 	// after its pages (print.html and the search index, which show every
 	// chapter; see Incremental), so that the edited page can be reloaded
-	// first. Call it once, before the next build.
-	Finish func() error
+	// first. Call it before the next build; once ctx is done it stops
+	// between files with ctx.Err(), leaving those it did not write as the
+	// previous build had them (the next build's Finish writes them; so
+	// does calling Finish again).
+	Finish func(ctx context.Context) error
 }
 
 // Options tune Write.
@@ -89,7 +92,11 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 	if err := CheckBook(b); err != nil {
 		return nil, err
 	}
-	if err := CheckLinks(b, pages); err != nil {
+	var ids *idCache
+	if opt.Incremental != nil {
+		ids = &opt.Incremental.ids
+	}
+	if err := checkLinks(b, pages, ids); err != nil {
 		return nil, err
 	}
 	out, err := filepath.Abs(out)
@@ -119,7 +126,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 		}
 		st = s
 	}
-	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil, opt.NotFound); err != nil {
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental, opt.NotFound); err != nil {
 		st.abort()
 		return nil, err
 	}
@@ -158,24 +165,14 @@ type siteFiles interface {
 }
 
 // sharedInputs hashes what every chapter page is made from besides its own
-// chapter: the template, the assets' names, the sidebar's way and every
-// entry of the table of contents, the book's configuration.
-func sharedInputs(b *book.Book, tmplText []byte, a assets, sb *sidebars, servedAtRoot bool) [sha256.Size]byte {
+// chapter: the template, the assets' names, the sidebar's way, the book's
+// outline (outlineSum: every entry of the table of contents, the book's
+// title and configuration).
+func sharedInputs(tmplText []byte, a assets, sb *sidebars, servedAtRoot bool, outline [sha256.Size]byte) [sha256.Size]byte {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00%+v\x00%v\x00%+v\x00", len(tmplText), tmplText, a, servedAtRoot, b.Config)
+	fmt.Fprintf(h, "%d\x00%s\x00%+v\x00%v\x00%x\x00", len(tmplText), tmplText, a, servedAtRoot, outline)
 	if sb != nil {
 		fmt.Fprintf(h, "sidebar %s %s\x00", sb.script, sb.contents)
-	}
-	var walk func([]*book.Item)
-	walk = func(items []*book.Item) {
-		for _, it := range items {
-			fmt.Fprintf(h, "%d\x00%s\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.TitleHTML, it.Path, it.Number, it.Draft, len(it.Children))
-			walk(it.Children)
-		}
-	}
-	walk(b.Items)
-	for _, ch := range b.Chapters {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", ch.Path, ch.Title, ch.File())
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
@@ -256,7 +253,14 @@ type files map[string][]byte
 type assets struct{ css, js, themeJS, runJS, search, searchLib string }
 
 // generate writes every file of the site into out.
-func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool, nf *render.Page) error {
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool, inc *Incremental, nf *render.Page) error {
+	stableNames := inc != nil
+	var sbCache *sidebarCache
+	var pc *printCache
+	var notFoundMemo *pageMemo
+	if inc != nil {
+		sbCache, pc, notFoundMemo = &inc.sidebar, &inc.print, &inc.notFound
+	}
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
 		return themeError(err)
@@ -336,11 +340,12 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		return err
 	}
 
+	outline := outlineSum(b)
 	var sb *sidebars
 	if strings.Contains(string(tmplText), ".Sidebar") {
 		sb = newSidebars(tmpl, b.Items)
 		if len(sb.chaps) > InlineSidebarMax {
-			if err := shareSidebar(out, sb, tmpl, b, a); err != nil {
+			if err := shareSidebar(out, sb, tmpl, tmplText, b, a, outline, sbCache); err != nil {
 				return err
 			}
 		}
@@ -351,7 +356,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 				Msg: fmt.Sprintf("chapter book/%s would be written to %s, which another file of the site has (a file of book/ or theme/static/)", ch.Path, htmlPath(ch.Path))}
 		}
 	}
-	shared := sharedInputs(b, tmplText, a, sb, servedAtRoot)
+	shared := sharedInputs(tmplText, a, sb, servedAtRoot, outline)
 	if err := parallel(len(b.Chapters), func(i int) error {
 		name := htmlPath(b.Chapters[i].Path)
 		if out.unchanged(name, pageInputs{page: pages[i], index: i, shared: shared}) {
@@ -376,7 +381,9 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		}
 	}
 	if !out.has("404.html") {
-		html, err := notFound(tmpl, b, a, servedAtRoot, nf)
+		html, err := notFoundMemo.page(notFoundKey(tmplText, a, outline, servedAtRoot, nf), func() ([]byte, error) {
+			return notFound(tmpl, b, a, servedAtRoot, nf)
+		})
 		if err != nil {
 			return err
 		}
@@ -387,7 +394,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	if err := writeRedirects(out, b); err != nil {
 		return err
 	}
-	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a) }); err != nil {
+	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a, pc) }); err != nil {
 		return err
 	}
 	if b.Config.SiteURL != "" {
@@ -691,12 +698,9 @@ func parallel(n int, f func(i int) error) error {
 // shareSidebar writes the shared sidebar script of a large book and its
 // table of contents page (see InlineSidebarMax), and makes sb hand pages
 // the script instead of the whole sidebar. A theme whose sidebar cannot be
-// rendered once keeps it on every page.
-func shareSidebar(out siteFiles, sb *sidebars, tmpl *template.Template, b *book.Book, a assets) error {
-	js, ok, err := sb.sharedScript()
-	if err != nil || !ok {
-		return err
-	}
+// rendered once keeps it on every page. cache, when not nil, holds the
+// script and page of an earlier build (see sidebarCache).
+func shareSidebar(out siteFiles, sb *sidebars, tmpl *template.Template, tmplText []byte, b *book.Book, a assets, outline [sha256.Size]byte, cache *sidebarCache) error {
 	taken := map[string]bool{}
 	for _, ch := range b.Chapters {
 		taken[htmlPath(ch.Path)] = true
@@ -705,13 +709,23 @@ func shareSidebar(out siteFiles, sb *sidebars, tmpl *template.Template, b *book.
 	for i := 2; taken[contents] || out.has(contents); i++ {
 		contents = fmt.Sprintf("toc-%d.html", i)
 	}
-	script := "assets/" + hashedName("toc", ".js", js)
-	if err := out.add(script, js); err != nil {
-		return err
+	key := sidebarKey(tmplText, a, outline, contents)
+	script, js, _, page, ok := cache.get(key)
+	if !ok {
+		var err error
+		js, ok, err = sb.sharedScript()
+		if err != nil || !ok {
+			return err
+		}
+		script = "assets/" + hashedName("toc", ".js", js)
+		sb.script, sb.contents = script, contents
+		if page, err = sb.contentsPage(tmpl, b, a, contents); err != nil {
+			return err
+		}
+		cache.put(key, script, js, contents, page)
 	}
 	sb.script, sb.contents = script, contents
-	page, err := sb.contentsPage(tmpl, b, a, contents)
-	if err != nil {
+	if err := out.add(script, js); err != nil {
 		return err
 	}
 	return out.add(contents, page)

@@ -146,13 +146,71 @@ func claimParser() goldmark.Markdown {
 // an error at the link's line for each that does not name a test,
 // fuzz target or example with output that go test runs.
 func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
-	src := d.Markdown
-	doc := claimParser().Parser().Parse(text.NewReader(src))
-	lines := lineStarts(src)
+	links := claimLinksCached(d.Chapter.Path, d.Markdown)
 	var out []Claim
 	var errs diag.List
 	count := map[string]int{}
 	files := map[string]*testFile{}
+	for _, l := range links {
+		o := d.Origin(l.line)
+		fail := func(format string, args ...any) {
+			errs = append(errs, diag.Errorf(o.File, o.Line, format, args...))
+		}
+		if l.inHeading {
+			fail("claim %q is in a heading; name the check in the section's text, where the claim is made", l.dest)
+			continue
+		}
+		file, fn := l.file, l.fn
+		count[fn]++
+		c := Claim{
+			File: o.File, Line: o.Line,
+			Chapter: d.Chapter.Path, ChapterTitle: d.Chapter.Title,
+			ID: ClaimID(fn, count[fn]), Target: file, Func: fn,
+			Package: "./" + path.Dir(file),
+			Text:    l.text,
+		}
+		tf, ok := files[file]
+		if !ok {
+			tf = parseTestFile(root, file)
+			files[file] = tf
+		}
+		if tf.err != "" {
+			fail("claim %q names %s: %s", l.dest, file, tf.err)
+			continue
+		}
+		f, ok := tf.funcs[fn]
+		if !ok {
+			fail("claim %q: %s has no function %s%s", l.dest, file, fn, suggest(fn, tf.names))
+			continue
+		}
+		if f.problem != "" {
+			fail("claim %q: %s in %s %s", l.dest, fn, file, f.problem)
+			continue
+		}
+		c.Kind, c.StartLine, c.EndLine = f.kind, f.start, f.end
+		out = append(out, c)
+	}
+	return out, errs
+}
+
+// claimLink is a link of a chapter's Markdown that names a check
+// (ClaimTarget), as the Markdown alone tells it: what FindClaims learns
+// from parsing, before it looks at the Go files.
+type claimLink struct {
+	dest      string // the link's destination as written
+	file, fn  string // ClaimTarget's answer
+	line      int    // 1-based Markdown line (linkLine)
+	inHeading bool
+	text      string // claimText
+}
+
+// scanClaimLinks parses src, the Markdown of the chapter at book-relative
+// path chPath, and returns its claim links in document order. The result
+// depends on chPath and src only (see claimLinksCached).
+func scanClaimLinks(chPath string, src []byte) []claimLink {
+	doc := claimParser().Parser().Parse(text.NewReader(src))
+	lines := lineStarts(src)
+	var out []claimLink
 	_ = gast.Walk(doc, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
 		if !entering {
 			return gast.WalkContinue, nil
@@ -161,52 +219,24 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 		if !ok {
 			return gast.WalkContinue, nil
 		}
-		file, fn, ok := ClaimTarget(d.Chapter.Path, string(l.Destination))
+		file, fn, ok := ClaimTarget(chPath, string(l.Destination))
 		if !ok {
 			return gast.WalkContinue, nil
 		}
-		line := linkLine(l, src, lines)
-		o := d.Origin(line)
-		fail := func(format string, args ...any) {
-			errs = append(errs, diag.Errorf(o.File, o.Line, format, args...))
-		}
+		cl := claimLink{dest: string(l.Destination), file: file, fn: fn, line: linkLine(l, src, lines)}
 		for p := l.Parent(); p != nil; p = p.Parent() {
 			if _, ok := p.(*gast.Heading); ok {
-				fail("claim %q is in a heading; name the check in the section's text, where the claim is made", string(l.Destination))
-				return gast.WalkSkipChildren, nil
+				cl.inHeading = true
+				break
 			}
 		}
-		count[fn]++
-		c := Claim{
-			File: o.File, Line: o.Line,
-			Chapter: d.Chapter.Path, ChapterTitle: d.Chapter.Title,
-			ID: ClaimID(fn, count[fn]), Target: file, Func: fn,
-			Package: "./" + path.Dir(file),
-			Text:    claimText(l, src),
+		if !cl.inHeading {
+			cl.text = claimText(l, src)
 		}
-		tf, ok := files[file]
-		if !ok {
-			tf = parseTestFile(root, file)
-			files[file] = tf
-		}
-		if tf.err != "" {
-			fail("claim %q names %s: %s", string(l.Destination), file, tf.err)
-			return gast.WalkSkipChildren, nil
-		}
-		f, ok := tf.funcs[fn]
-		if !ok {
-			fail("claim %q: %s has no function %s%s", string(l.Destination), file, fn, suggest(fn, tf.names))
-			return gast.WalkSkipChildren, nil
-		}
-		if f.problem != "" {
-			fail("claim %q: %s in %s %s", string(l.Destination), fn, file, f.problem)
-			return gast.WalkSkipChildren, nil
-		}
-		c.Kind, c.StartLine, c.EndLine = f.kind, f.start, f.end
-		out = append(out, c)
+		out = append(out, cl)
 		return gast.WalkSkipChildren, nil
 	})
-	return out, errs
+	return out
 }
 
 // linkLine returns the 1-based Markdown line of link l: that of its first

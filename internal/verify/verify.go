@@ -98,6 +98,10 @@ type Options struct {
 	// run now. bookgen prints it on the terminal and serve's "building"
 	// page shows it.
 	Progress func(Progress)
+	// Fragments, when set, remembers the Go fragments that parsed, so
+	// that the next verification (bookgen serve) does not parse them
+	// again (see FragmentCache).
+	Fragments *FragmentCache
 
 	// exec runs processes; nil means execProcess. Tests count calls.
 	exec execFunc
@@ -226,12 +230,17 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					continue
 				}
 				start := time.Now()
-				if err := checkFragment(d, blk); err != nil {
+				err, cached := opt.Fragments.check(d, blk)
+				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
-				rep.Checks = append(rep.Checks, Check{Kind: "parse", Subject: at(d, blk.Line), Elapsed: time.Since(start)})
-				rep.Ran++
+				rep.Checks = append(rep.Checks, Check{Kind: "parse", Subject: at(d, blk.Line), Cached: cached, Elapsed: time.Since(start)})
+				if cached {
+					rep.Cached++
+				} else {
+					rep.Ran++
+				}
 			}
 		}
 	}

@@ -1,0 +1,53 @@
+package verify
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+// claimLinkCache remembers scanClaimLinks of the chapters it has seen, so
+// that a rebuild after an edit (bookgen serve) parses for claim links only
+// the chapters whose Markdown changed: parsing every chapter of a
+// 1,000-chapter book with goldmark costs tens of milliseconds on the path
+// from a save to the reload. An entry is keyed by a hash of the chapter's
+// path and Markdown and checked against both. It holds what the Markdown
+// alone tells (the links, their lines and text); the Go files the links
+// name and the origins of the lines are looked at again on every build
+// (FindClaims), so an edit to a test file is seen. The cache is emptied
+// when it holds more than blockCacheMax chapters.
+var claimLinkCache = struct {
+	sync.Mutex
+	seed    maphash.Seed
+	entries map[uint64]claimLinkEntry
+}{seed: maphash.MakeSeed(), entries: map[uint64]claimLinkEntry{}}
+
+type claimLinkEntry struct {
+	chPath string
+	md     string
+	links  []claimLink
+}
+
+// claimLinksCached is scanClaimLinks through claimLinkCache. The links
+// returned are shared: callers must not modify them.
+func claimLinksCached(chPath string, md []byte) []claimLink {
+	var h maphash.Hash
+	h.SetSeed(claimLinkCache.seed)
+	h.WriteString(chPath)
+	h.WriteByte(0)
+	h.Write(md)
+	k := h.Sum64()
+	claimLinkCache.Lock()
+	e, ok := claimLinkCache.entries[k]
+	claimLinkCache.Unlock()
+	if ok && e.chPath == chPath && e.md == string(md) {
+		return e.links
+	}
+	links := scanClaimLinks(chPath, md)
+	claimLinkCache.Lock()
+	if len(claimLinkCache.entries) >= blockCacheMax {
+		clear(claimLinkCache.entries)
+	}
+	claimLinkCache.entries[k] = claimLinkEntry{chPath: chPath, md: string(md), links: links}
+	claimLinkCache.Unlock()
+	return links
+}
