@@ -229,8 +229,32 @@ func resolveUnknown(ops []porcupine.Operation, final string) []porcupine.Operati
 			out = append(out, op)
 			continue
 		}
-		data := op.Input.(appendIn).Data
+		in := op.Input.(appendIn)
+		data := in.Data
 		if !strings.Contains(final, data) {
+			continue
+		}
+		// The client retries an unknown attempt unchanged. A later copy
+		// answered Appended means this one never took effect (had it, the
+		// copy would have been a duplicate; after the copy, it is one): it
+		// is dropped. A copy answered Duplicate means this one (or another
+		// copy) took effect before the copy returned: that bounds it.
+		dropped := false
+		for _, r := range ops {
+			ro, ok := r.Output.(appendOut)
+			if !ok || ro.Unknown || r.Input.(appendIn) != in || r.Call < op.Call {
+				continue
+			}
+			switch ro.Outcome {
+			case stream.Appended:
+				dropped = true
+			case stream.Duplicate:
+				if r.Return > op.Call && r.Return < op.Return {
+					op.Return = r.Return
+				}
+			}
+		}
+		if dropped {
 			continue
 		}
 		for _, r := range ops {
@@ -793,6 +817,36 @@ func TestResolveUnknownBoundsByTheFirstReadThatSawIt(t *testing.T) {
 	}
 	if returns[late.Data] != math.MaxInt64 {
 		t.Errorf("late append's return = %d, want +∞", returns[late.Data])
+	}
+	if !porcupine.CheckOperations(streamModel.ToModel(), got) {
+		t.Error("the resolved history is not linearizable")
+	}
+}
+
+// TestResolveUnknownUsesRetries checks resolveUnknown's use of the
+// client's unchanged retries: an unknown attempt whose later copy was
+// answered Appended is dropped (it never took effect), one whose later copy
+// was answered Duplicate is bounded by that copy's return.
+func TestResolveUnknownUsesRetries(t *testing.T) {
+	first := appendIn{P: 0, Epoch: 1, Seq: 0, Data: chunkData(0, 1, 0, 0)}
+	second := appendIn{P: 0, Epoch: 1, Seq: 1, Data: chunkData(0, 1, 1, 0)}
+	unknown := appendOut{Unknown: true}
+	ops := []porcupine.Operation{
+		{ClientId: 0, Input: first, Output: unknown, Call: 0, Return: math.MaxInt64},
+		{ClientId: 0, Input: first, Output: appendOut{Outcome: stream.Appended, Epoch: 1, Seq: 0}, Call: 2, Return: 3},
+		{ClientId: 0, Input: second, Output: unknown, Call: 4, Return: math.MaxInt64},
+		{ClientId: 0, Input: second, Output: appendOut{Outcome: stream.Duplicate, Epoch: 1, Seq: 1}, Call: 6, Return: 7},
+	}
+	got := resolveUnknown(ops, first.Data+second.Data)
+	if len(got) != 3 {
+		t.Fatalf("resolved history has %d operations, want 3 (the first unknown attempt dropped)", len(got))
+	}
+	for _, op := range got {
+		if o := op.Output.(appendOut); o.Unknown {
+			if op.Input != any(second) || op.Return != 7 {
+				t.Errorf("unknown attempt %+v kept with return %d, want the second with 7", op.Input, op.Return)
+			}
+		}
 	}
 	if !porcupine.CheckOperations(streamModel.ToModel(), got) {
 		t.Error("the resolved history is not linearizable")
