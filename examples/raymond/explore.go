@@ -1,0 +1,87 @@
+package raymond
+
+import "fmt"
+
+// Transition is one move of a transition system: a label for traces and the
+// state it leads to.
+type Transition[S any] struct {
+	Label string
+	To    S
+}
+
+// Exploration is what Explore found: the number of distinct states and of
+// transitions examined, the depth of the deepest state reached (in moves from
+// the initial state), and, if a state broke the invariant, the shortest path
+// to one (its labels, in order), the broken state and the error.
+type Exploration[S any] struct {
+	States, Transitions, Depth int
+	Violation                  error
+	Trace                      []string
+	Bad                        S
+	// Truncated is true if the search stopped at the state limit before
+	// exhausting the state space.
+	Truncated bool
+}
+
+// Explore is an exhaustive, explicit-state, breadth-first search of the
+// states reachable from init. key must give equal strings exactly for equal
+// states; next lists a state's transitions; check returns nil for a good
+// state. Because the search is breadth-first, the first bad state found is
+// at the smallest depth, and its trace is a shortest counterexample. The
+// search stops at the first violation, or after limit distinct states (0:
+// no limit), or when every reachable state has been seen.
+func Explore[S any](init S, key func(S) string, next func(S) []Transition[S], check func(S) error, limit int) Exploration[S] {
+	type entry struct {
+		state  S
+		parent int
+		label  string
+		depth  int
+	}
+	var res Exploration[S]
+	seen := map[string]bool{key(init): true}
+	queue := []entry{{state: init, parent: -1}}
+	trace := func(i int) []string {
+		var labels []string
+		for ; queue[i].parent >= 0; i = queue[i].parent {
+			labels = append([]string{queue[i].label}, labels...)
+		}
+		return labels
+	}
+	for i := 0; i < len(queue); i++ {
+		e := queue[i]
+		res.Depth = max(res.Depth, e.depth)
+		if err := check(e.state); err != nil {
+			res.States = len(seen)
+			res.Violation, res.Trace, res.Bad = err, trace(i), e.state
+			return res
+		}
+		if limit > 0 && len(seen) >= limit {
+			res.Truncated = true
+			continue
+		}
+		for _, t := range next(e.state) {
+			res.Transitions++
+			k := key(t.To)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			queue = append(queue, entry{state: t.To, parent: i, label: t.Label, depth: e.depth + 1})
+		}
+	}
+	res.States = len(seen)
+	return res
+}
+
+// String summarises r as "states N, transitions N, depth N: ok" or with the
+// violation.
+func (r Exploration[S]) String() string {
+	verdict := "no violation"
+	if r.Violation != nil {
+		verdict = "violation: " + r.Violation.Error()
+	}
+	if r.Truncated {
+		verdict += " (state limit reached)"
+	}
+	return fmt.Sprintf("states %d, transitions %d, depth %d: %s", r.States, r.Transitions, r.Depth, verdict)
+}
