@@ -201,20 +201,45 @@ func (s *Sim) Pending() bool {
 // messages it took. The paper's count is 2·dist(u, t): one REQUEST and one
 // PRIVILEGE per edge of the path.
 func RunIsolated(tr Tree, u, t NodeID) (int, error) {
-	s := NewSim(tr, t, 1, Nemesis{})
-	if err := s.Apply(u, Event{Kind: Want}); err != nil {
+	costs, err := IsolatedCosts(tr, t, []NodeID{u})
+	if err != nil {
 		return 0, err
 	}
-	for !s.Nodes[u].Using {
-		ok, err := s.Next()
-		if err != nil {
-			return 0, err
+	return costs[0], nil
+}
+
+// IsolatedCosts is RunIsolated for each requester in us, with the privilege
+// at t, starting each request from the same initial state.
+func IsolatedCosts(tr Tree, t NodeID, us []NodeID) ([]int, error) {
+	initial := Initial(tr, t)
+	s := NewSim(tr, t, 1, Nemesis{})
+	costs := make([]int, len(us))
+	for i, u := range us {
+		touched := []NodeID{u}
+		sent := s.Messages()
+		if err := s.Apply(u, Event{Kind: Want}); err != nil {
+			return nil, err
 		}
-		if !ok {
-			return 0, fmt.Errorf("raymond: %s's request was never served", u)
+		// With one request in the system exactly one message is in flight
+		// at a time, so delivering it is the only step there is.
+		for !s.Nodes[u].Using {
+			if len(s.InFlight) != 1 {
+				return nil, fmt.Errorf("raymond: isolated request from %s: %d messages in flight, want 1", u, len(s.InFlight))
+			}
+			m := s.InFlight[0]
+			s.InFlight = s.InFlight[:0]
+			s.Steps++
+			touched = append(touched, m.To)
+			if err := s.Deliver(m); err != nil {
+				return nil, err
+			}
+		}
+		costs[i] = s.Messages() - sent
+		for _, id := range touched {
+			s.Nodes[id] = initial[id].Clone()
 		}
 	}
-	return s.Messages(), nil
+	return costs, nil
 }
 
 // HeavyLoad runs the tree with every node always requesting (a node asks
