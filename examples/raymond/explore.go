@@ -85,3 +85,66 @@ func (r Exploration[S]) String() string {
 	}
 	return fmt.Sprintf("states %d, transitions %d, depth %d: %s", r.States, r.Transitions, r.Depth, verdict)
 }
+
+// ExploreKeys is Explore for large state spaces: it keeps each state only
+// as its key and rebuilds it with decode (decode(key(s)) must behave exactly
+// like s), and it keeps, per state, its parent and the position of the move
+// that reached it rather than the move's label; the trace is rebuilt at the
+// end by replaying those moves from init. It returns the same Exploration as
+// Explore would (Bad and Violation come from the replayed bad state).
+func ExploreKeys[S any](init S, key func(S) string, decode func(string) S, next func(S) []Transition[S], check func(S) error, limit int) Exploration[S] {
+	type entry struct {
+		key    string
+		parent int32
+		move   int32
+		depth  int32
+	}
+	var res Exploration[S]
+	k0 := key(init)
+	seen := map[string]struct{}{k0: {}}
+	queue := []entry{{key: k0, parent: -1}}
+	replay := func(i int) ([]string, S) {
+		var path []int
+		for ; queue[i].parent >= 0; i = int(queue[i].parent) {
+			path = append(path, i)
+		}
+		var labels []string
+		s := init
+		for j := len(path) - 1; j >= 0; j-- {
+			t := next(s)[queue[path[j]].move]
+			labels = append(labels, t.Label)
+			s = t.To
+		}
+		return labels, s
+	}
+	for i := 0; i < len(queue); i++ {
+		e := queue[i]
+		res.Depth = max(res.Depth, int(e.depth))
+		s := decode(e.key)
+		if err := check(s); err != nil {
+			// The replayed state is the real one (a key may not keep an
+			// error's text); check it again for the report.
+			res.States = len(seen)
+			res.Trace, res.Bad = replay(i)
+			if res.Violation = check(res.Bad); res.Violation == nil {
+				res.Violation = err
+			}
+			return res
+		}
+		if limit > 0 && len(seen) >= limit {
+			res.Truncated = true
+			continue
+		}
+		for j, t := range next(s) {
+			res.Transitions++
+			k := key(t.To)
+			if _, ok := seen[k]; ok {
+				continue
+			}
+			seen[k] = struct{}{}
+			queue = append(queue, entry{key: k, parent: int32(i), move: int32(j), depth: e.depth + 1})
+		}
+	}
+	res.States = len(seen)
+	return res
+}
