@@ -352,6 +352,10 @@ func (s *System) step(id raymond.NodeID, ev raymond.Event) (string, error) {
 	return strings.Join(notes, "; "), nil
 }
 
+// ANCHOR_END: step
+
+// ANCHOR: receive
+
 // receivePrivilege is the receiver's side of the handover: Acquire, but only
 // if the record is Unowned at the message's epoch and names this node. A
 // duplicate finds the record already Owned; an old PRIVILEGE carries an epoch
@@ -377,6 +381,10 @@ func (s *System) receivePrivilege(m Message) (string, error) {
 	return strings.TrimSpace("acquired: " + next.String() + " " + note), err
 }
 
+// ANCHOR_END: receive
+
+// ANCHOR: fence
+
 // receiveWrite is the resource's fence: a write is accepted if its epoch is
 // at least the highest accepted so far (ownership.ValidFence against the
 // resource's own view). Without epochs (NoEpoch) every write is accepted.
@@ -396,7 +404,7 @@ func (s *System) receiveWrite(m Message) string {
 	return "accepted"
 }
 
-// ANCHOR_END: step
+// ANCHOR_END: fence
 
 // ANCHOR: recover
 
