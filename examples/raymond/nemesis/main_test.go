@@ -5,8 +5,24 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
+
+// output runs the program once for all the tests of this file.
+var output = func() func(t *testing.T) *bytes.Buffer {
+	var once sync.Once
+	var out bytes.Buffer
+	var err error
+	return func(t *testing.T) *bytes.Buffer {
+		t.Helper()
+		once.Do(func() { err = run(&out) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &out
+	}
+}()
 
 var update = flag.Bool("update", false, "rewrite testdata/nemesis.golden from the program's output")
 
@@ -15,10 +31,8 @@ var update = flag.Bool("update", false, "rewrite testdata/nemesis.golden from th
 //
 //	go test ./examples/raymond/nemesis -update
 func TestOutputMatchesGolden(t *testing.T) {
-	var first, second bytes.Buffer
-	if err := run(&first); err != nil {
-		t.Fatal(err)
-	}
+	first := output(t)
+	var second bytes.Buffer
 	if err := run(&second); err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +61,7 @@ func TestOutputMatchesGolden(t *testing.T) {
 // Reference: Raymond 1989 assumes reliable delivery and tolerates
 // overtaking.
 func TestNegativeControlsShowTheFailures(t *testing.T) {
-	var out bytes.Buffer
-	if err := run(&out); err != nil {
-		t.Fatal(err)
-	}
+	out := output(t)
 	for _, want := range []string{
 		"star(4)  privilege at A: states 13942, transitions 34442, depth 29: no violation",
 		"Shortest: line(3), privilege at A, 8 moves:",
