@@ -193,7 +193,7 @@ func TestSimulatedNemesisKeepsExclusivity(t *testing.T) {
 	// violation.
 	broken := 0
 	for seed := range uint64(40) {
-		s := NewSim(New(raymond.Binary(7), 0, Bounds{Requests: 3}, NoEpoch), seed)
+		s := NewSim(New(raymond.Binary(7), 0, Bounds{Requests: 3, Dups: 6, Losses: 3, Revokes: 3}, NoEpoch), seed)
 		for s.Steps < 3000 && Check(s.System) == nil {
 			if _, ok, _ := s.Next(); !ok {
 				break
