@@ -172,23 +172,35 @@ func TestRevokedHolderIsFenced(t *testing.T) {
 // Reference: chapter "Ownership: epochs and fencing", section "What the
 // model assumes".
 func TestSimulatedNemesisKeepsExclusivity(t *testing.T) {
+	b := Bounds{Requests: 3, Dups: 6, Losses: 3, Revokes: 3}
+	var dups, losses, revokes, refused, entries int
 	for _, tr := range []raymond.Tree{raymond.Binary(7), raymond.Random(9, 3), raymond.Star(6)} {
 		for seed := range uint64(40) {
-			s := NewSim(New(tr, 0, Bounds{Requests: 3, Dups: 6, Losses: 3, Revokes: 3}, Correct), seed)
+			s := NewSim(New(tr, 0, b, Correct), seed)
 			for s.Steps < 3000 {
 				if err := Check(s.System); err != nil {
 					t.Fatalf("%s seed %d step %d: %v", tr.Name, seed, s.Steps, err)
 				}
-				_, ok, err := s.Next()
+				l, ok, err := s.Next()
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !ok {
 					break
 				}
+				if strings.Contains(l, "refused") {
+					refused++
+				}
 			}
+			dups, losses, revokes = dups+b.Dups-s.Dups, losses+b.Losses-s.Losses, revokes+b.Revokes-s.Revokes
+			entries += s.Entries
 		}
 	}
+	// The runs must have exercised what they claim to.
+	if dups == 0 || losses == 0 || revokes == 0 || refused == 0 || entries < 100 {
+		t.Errorf("runs used %d duplications, %d losses, %d revokes, %d refusals, %d entries: too little", dups, losses, revokes, refused, entries)
+	}
+	t.Logf("%d duplications, %d losses, %d revokes, %d refusals, %d authorized entries", dups, losses, revokes, refused, entries)
 	// The same runs without epochs do break it, so the runs can see a
 	// violation.
 	broken := 0
