@@ -253,3 +253,27 @@ func TestKeyRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The eight-move run that put B and C in the critical section together under
+// plain Raymond (examples/raymond/nemesis) is harmless here: the copy of the
+// PRIVILEGE arrives after B has handed the privilege on, carrying an epoch
+// that B's handover has already burnt, and only C enters.
+// Reference: chapter "Raymond's tree algorithm", section "When the network
+// misbehaves".
+func TestRaymondsDuplicateRunIsRefused(t *testing.T) {
+	s := New(raymond.Line(3), 0, Bounds{Requests: 2, Dups: 1}, Correct)
+	l := run(t, s, "C wants", "deliver REQUEST(C->B)", "B wants", "deliver REQUEST(B->A)",
+		"duplicate PRIVILEGE(A->B, epoch 2)", "deliver PRIVILEGE(A->B, epoch 2)",
+		"deliver PRIVILEGE(A->B, epoch 2)", "deliver PRIVILEGE(B->C, epoch 3)")
+	want := []string{
+		"deliver PRIVILEGE(A->B, epoch 2): acquired: Owned(B, 2)",
+		"deliver PRIVILEGE(A->B, epoch 2): refused: epoch 2 is stale, record is Unowned(3, C)",
+		"deliver PRIVILEGE(B->C, epoch 3): acquired: Owned(C, 3)",
+	}
+	if strings.Join(l[5:], "\n") != strings.Join(want, "\n") {
+		t.Fatalf("labels:\n%s", strings.Join(l, "\n"))
+	}
+	if s.Nodes[1].Using || !s.Nodes[2].Using || !s.authorized(2) {
+		t.Fatalf("want only C in the critical section: %v", s.Nodes)
+	}
+}
