@@ -165,8 +165,53 @@ func (s *System) Clone() *System {
 }
 
 // Key is a canonical encoding of the state (counters excluded): equal keys
-// exactly for equal states.
+// exactly for equal states, up to a shift of every epoch (and of every
+// tenure) by the same amount. The rules only compare epochs with each other
+// and add one to them, so two states that differ by such a shift behave
+// alike, and the search treats them as one.
 func (s *System) Key() string {
+	// The smallest epoch and tenure in use become 1; 0 keeps its meaning
+	// (no token, no epoch carried, nothing accepted).
+	minE := ownership.CurrentEpoch(s.Record)
+	minT := s.Tenure
+	for i, e := range s.Tokens {
+		if e > 0 {
+			minE = min(minE, e)
+		}
+		if t := s.Tenures[i]; t > 0 {
+			minT = min(minT, t)
+		}
+	}
+	if s.Fence > 0 {
+		minE = min(minE, s.Fence)
+	}
+	if s.LastTenure > 0 {
+		minT = min(minT, s.LastTenure)
+	}
+	for _, m := range s.InFlight {
+		if m.Epoch > 0 {
+			minE = min(minE, m.Epoch)
+		}
+		if m.Tenure > 0 {
+			minT = min(minT, m.Tenure)
+		}
+	}
+	ep := func(e ownership.Epoch) byte {
+		if e == 0 {
+			return 0
+		}
+		d := e - minE + 1
+		if d > 255 {
+			panic("composed: epoch span too wide for Key")
+		}
+		return byte(d)
+	}
+	tn := func(t int) byte {
+		if t == 0 {
+			return 0
+		}
+		return byte(t - minT + 1)
+	}
 	b := make([]byte, 0, 64+16*len(s.Nodes)+8*len(s.InFlight))
 	for i, n := range s.Nodes {
 		flags := byte(0)
@@ -179,22 +224,22 @@ func (s *System) Key() string {
 		if s.Wrote[i] {
 			flags |= 4
 		}
-		b = append(b, byte(n.Holder), flags, byte(s.Tokens[i]), byte(s.Tenures[i]), byte(s.Left[i]), byte(len(n.RequestQ)))
+		b = append(b, byte(n.Holder), flags, ep(s.Tokens[i]), tn(s.Tenures[i]), byte(s.Left[i]), byte(len(n.RequestQ)))
 		for _, x := range n.RequestQ {
 			b = append(b, byte(x))
 		}
 	}
 	switch r := s.Record.(type) {
 	case ownership.Owned:
-		b = append(b, 'O', r.Owner[0], byte(r.Epoch))
+		b = append(b, 'O', r.Owner[0], ep(r.Epoch))
 	case ownership.Unowned:
-		b = append(b, 'U', r.IntendedOwner[0], byte(r.Epoch))
+		b = append(b, 'U', r.IntendedOwner[0], ep(r.Epoch))
 	case ownership.Transferring:
-		b = append(b, 'T', r.From[0], r.To[0], byte(r.NewEpoch))
+		b = append(b, 'T', r.From[0], r.To[0], ep(r.NewEpoch))
 	}
-	b = append(b, byte(s.Fence), byte(s.LastWriter+1), byte(s.LastTenure), byte(s.Tenure), byte(s.Dups), byte(s.Losses), byte(s.Revokes), byte(boolInt(s.Broken != nil)))
+	b = append(b, ep(s.Fence), byte(s.LastWriter+1), tn(s.LastTenure), tn(s.Tenure), byte(s.Dups), byte(s.Losses), byte(s.Revokes), byte(boolInt(s.Broken != nil)))
 	for _, m := range s.InFlight {
-		b = append(b, byte(m.Kind), byte(m.From), byte(m.To), byte(m.Epoch), byte(m.Tenure))
+		b = append(b, byte(m.Kind), byte(m.From), byte(m.To), ep(m.Epoch), tn(m.Tenure))
 	}
 	return string(b)
 }
