@@ -635,6 +635,18 @@ func Check(s *System) error {
 // unsafe, the shortest run to it. Dead messages are collected after every
 // move (see collect). limit caps the number of distinct states (0: none).
 func Explore(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant, limit int) raymond.Exploration[*System] {
+	return explore(tr, holder, b, mut, limit, false)
+}
+
+// ExploreHashed is Explore with hash compaction (raymond.ExploreHashed), for
+// bounds whose state space does not fit in memory as keys: every state is
+// still visited, but a 64-bit hash collision could, with a chance below
+// n²/2⁶⁵ for n states, hide one.
+func ExploreHashed(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant) raymond.Exploration[*System] {
+	return explore(tr, holder, b, mut, 0, true)
+}
+
+func explore(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant, limit int, hashed bool) raymond.Exploration[*System] {
 	next := func(s *System) []raymond.Transition[*System] {
 		var ts []raymond.Transition[*System]
 		for _, mv := range s.Moves() {
@@ -649,5 +661,8 @@ func Explore(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant, limit
 		return ts
 	}
 	dec := func(k string) *System { return decode(tr, mut, k) }
+	if hashed {
+		return raymond.ExploreHashed(New(tr, holder, b, mut), (*System).Key, dec, next, Check, limit)
+	}
 	return raymond.ExploreKeys(New(tr, holder, b, mut), (*System).Key, dec, next, Check, limit)
 }

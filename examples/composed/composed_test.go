@@ -39,14 +39,14 @@ func TestComposedSafeExhaustively(t *testing.T) {
 	}
 }
 
-// The same check at the stated bounds (two requests per node). Opt in with
-// COMPOSED_FULL=1; it takes minutes.
+// The same check at the stated bounds (two requests per node), with hash
+// compaction. Opt in with COMPOSED_FULL=1; it takes minutes.
 func TestComposedSafeExhaustivelyFullBounds(t *testing.T) {
 	if os.Getenv("COMPOSED_FULL") == "" {
 		t.Skip("set COMPOSED_FULL=1 to run the check at 2 requests per node (minutes)")
 	}
 	for _, tr := range smallTrees {
-		r := Explore(tr, 0, FullBounds, Correct, 0)
+		r := ExploreHashed(tr, 0, FullBounds, Correct)
 		t.Logf("%s: %v", tr.Name, r)
 		if r.Violation != nil {
 			t.Fatalf("%s: %v\n%s", tr.Name, r, strings.Join(r.Trace, "\n"))

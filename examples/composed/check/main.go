@@ -26,18 +26,23 @@ func main() {
 	if *full {
 		b.Requests = 2
 	}
-	if err := run(os.Stdout, b); err != nil {
+	if err := run(os.Stdout, b, *full); err != nil {
 		fmt.Fprintln(os.Stderr, "check:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer, b composed.Bounds) error {
+// run checks at bounds b; hashed selects hash compaction (for -full).
+func run(w io.Writer, b composed.Bounds, hashed bool) error {
 	trees := []raymond.Tree{raymond.Line(3), raymond.Star(3)}
 	fmt.Fprintln(w, "Exhaustive check, breadth-first over every interleaving; privilege at A")
 	fmt.Fprintln(w, "(an end of the line, the centre of the star), owned at epoch 1.")
 	fmt.Fprintf(w, "Bounds: %d request(s) per node; the network duplicates <= %d and loses <= %d\n", b.Requests, b.Dups, b.Losses)
 	fmt.Fprintf(w, "messages and delivers in any order; the coordinator revokes <= %d.\n", b.Revokes)
+	if hashed {
+		fmt.Fprintln(w, "Hash compaction: seen states are kept as 64-bit hashes (a collision,")
+		fmt.Fprintln(w, "chance below states^2/2^65, could hide a state).")
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %-32s %-8s %8s %12s %6s  %s\n", "system", "tree", "states", "transitions", "depth", "result")
 	type found struct {
@@ -49,7 +54,12 @@ func run(w io.Writer, b composed.Bounds) error {
 	for _, mut := range []composed.Mutant{composed.Correct, composed.NoEpoch, composed.NoBurn} {
 		var best *found
 		for _, tr := range trees {
-			r := composed.Explore(tr, 0, b, mut, 0)
+			var r raymond.Exploration[*composed.System]
+			if hashed {
+				r = composed.ExploreHashed(tr, 0, b, mut)
+			} else {
+				r = composed.Explore(tr, 0, b, mut, 0)
+			}
 			result := "safe"
 			if r.Violation != nil {
 				result = fmt.Sprintf("counterexample, %d moves", len(r.Trace))

@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite testdata/check.golden from the 
 //	go test ./examples/composed/check -update
 func TestOutputMatchesGolden(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(&out, composed.Bounds{Requests: 1, Dups: 1, Losses: 1, Revokes: 1}); err != nil {
+	if err := run(&out, composed.Bounds{Requests: 1, Dups: 1, Losses: 1, Revokes: 1}, false); err != nil {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "check.golden")
