@@ -635,18 +635,19 @@ func Check(s *System) error {
 // unsafe, the shortest run to it. Dead messages are collected after every
 // move (see collect). limit caps the number of distinct states (0: none).
 func Explore(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant, limit int) raymond.Exploration[*System] {
-	return explore(tr, holder, b, mut, limit, false)
+	return explore(tr, holder, b, mut, limit, false, nil)
 }
 
 // ExploreHashed is Explore with hash compaction (raymond.ExploreHashed), for
 // bounds whose state space does not fit in memory as keys: every state is
 // still visited, but a 64-bit hash collision could, with a chance below
-// n²/2⁶⁵ for n states, hide one.
-func ExploreHashed(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant) raymond.Exploration[*System] {
-	return explore(tr, holder, b, mut, 0, true)
+// n²/2⁶⁵ for n states, hide one. progress, if not nil, is called now and
+// then with the counts so far (see raymond.ExploreHashed).
+func ExploreHashed(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant, progress func(states, transitions, depth, waiting int)) raymond.Exploration[*System] {
+	return explore(tr, holder, b, mut, 0, true, progress)
 }
 
-func explore(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant, limit int, hashed bool) raymond.Exploration[*System] {
+func explore(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant, limit int, hashed bool, progress func(states, transitions, depth, waiting int)) raymond.Exploration[*System] {
 	next := func(s *System) []raymond.Transition[*System] {
 		var ts []raymond.Transition[*System]
 		for _, mv := range s.Moves() {
@@ -662,7 +663,7 @@ func explore(tr raymond.Tree, holder raymond.NodeID, b Bounds, mut Mutant, limit
 	}
 	dec := func(k string) *System { return decode(tr, mut, k) }
 	if hashed {
-		return raymond.ExploreHashed(New(tr, holder, b, mut), (*System).Key, dec, next, Check, limit)
+		return raymond.ExploreHashed(New(tr, holder, b, mut), (*System).Key, dec, next, Check, limit, progress)
 	}
 	return raymond.ExploreKeys(New(tr, holder, b, mut), (*System).Key, dec, next, Check, limit)
 }

@@ -46,7 +46,7 @@ func TestComposedSafeExhaustivelyFullBounds(t *testing.T) {
 		t.Skip("set COMPOSED_FULL=1 to run the check at 2 requests per node (minutes)")
 	}
 	for _, tr := range smallTrees {
-		r := ExploreHashed(tr, 0, FullBounds, Correct)
+		r := ExploreHashed(tr, 0, FullBounds, Correct, func(n, tr, d, w int) { t.Logf("%d states, %d transitions, depth %d, %d waiting", n, tr, d, w) })
 		t.Logf("%s: %v", tr.Name, r)
 		if r.Violation != nil {
 			t.Fatalf("%s: %v\n%s", tr.Name, r, strings.Join(r.Trace, "\n"))

@@ -93,7 +93,7 @@ func (r Exploration[S]) String() string {
 // end by replaying those moves from init. It returns the same Exploration as
 // Explore would (Bad and Violation come from the replayed bad state).
 func ExploreKeys[S any](init S, key func(S) string, decode func(string) S, next func(S) []Transition[S], check func(S) error, limit int) Exploration[S] {
-	return exploreKeys(init, key, decode, next, check, limit, false)
+	return exploreKeys(init, key, decode, next, check, limit, false, nil)
 }
 
 // ExploreHashed is ExploreKeys with hash compaction, for state spaces too
@@ -103,9 +103,11 @@ func ExploreKeys[S any](init S, key func(S) string, decode func(string) S, next 
 // price is a small chance that two states share a hash and the second is
 // never explored: with n states, about n²/2⁶⁵ (under 0.001 for 100 million
 // states). A violation it reports is real (its trace is replayed); "no
-// violation" is then exhaustive only up to that chance.
-func ExploreHashed[S any](init S, key func(S) string, decode func(string) S, next func(S) []Transition[S], check func(S) error, limit int) Exploration[S] {
-	return exploreKeys(init, key, decode, next, check, limit, true)
+// violation" is then exhaustive only up to that chance. If progress is not
+// nil it is called after every 2²⁰ states expanded with the counts so far
+// and the number of states waiting in the queue.
+func ExploreHashed[S any](init S, key func(S) string, decode func(string) S, next func(S) []Transition[S], check func(S) error, limit int, progress func(states, transitions, depth, waiting int)) Exploration[S] {
+	return exploreKeys(init, key, decode, next, check, limit, true, progress)
 }
 
 func fnv64(s string) uint64 {
@@ -117,7 +119,7 @@ func fnv64(s string) uint64 {
 	return h
 }
 
-func exploreKeys[S any](init S, key func(S) string, decode func(string) S, next func(S) []Transition[S], check func(S) error, limit int, hashed bool) Exploration[S] {
+func exploreKeys[S any](init S, key func(S) string, decode func(string) S, next func(S) []Transition[S], check func(S) error, limit int, hashed bool, progress func(states, transitions, depth, waiting int)) Exploration[S] {
 	type entry struct {
 		key    string
 		parent int32
@@ -165,6 +167,9 @@ func exploreKeys[S any](init S, key func(S) string, decode func(string) S, next 
 		e := queue[i]
 		if hashed {
 			queue[i].key = ""
+		}
+		if progress != nil && i > 0 && i%(1<<20) == 0 {
+			progress(count(), res.Transitions, int(e.depth), len(queue)-i)
 		}
 		res.Depth = max(res.Depth, int(e.depth))
 		s := decode(e.key)

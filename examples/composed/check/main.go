@@ -56,7 +56,9 @@ func run(w io.Writer, b composed.Bounds, hashed bool) error {
 		for _, tr := range trees {
 			var r raymond.Exploration[*composed.System]
 			if hashed {
-				r = composed.ExploreHashed(tr, 0, b, mut)
+				r = composed.ExploreHashed(tr, 0, b, mut, func(n, t, d, q int) {
+					fmt.Fprintf(os.Stderr, "check: %v on %s: %d states, %d transitions, depth %d, %d waiting\n", mut, tr.Name, n, t, d, q)
+				})
 			} else {
 				r = composed.Explore(tr, 0, b, mut, 0)
 			}
