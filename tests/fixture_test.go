@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/verify"
 )
@@ -68,6 +70,53 @@ func TestGoodFixture(t *testing.T) {
 		t.Error("intro.html: the link to the example does not point to the repository")
 	}
 
+	// Claims: each link to a passing check points to the function's
+	// lines, has its id and a badge; the table on the nested page lists
+	// both, linking back to each.
+	links := find(greet.doc, func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "check") })
+	wantLinks := map[string]string{
+		"check-TestGreet":    "https://github.com/example/good/blob/main/examples/greet/greet_test.go#L8-L12",
+		"check-ExampleGreet": "https://github.com/example/good/blob/main/examples/greet/greet_test.go#L14-L17",
+	}
+	for _, l := range links {
+		if want := wantLinks[attr(l, "id")]; want == "" || attr(l, "href") != want {
+			t.Errorf("claim link id=%q href=%q, want one of %v", attr(l, "id"), attr(l, "href"), wantLinks)
+		}
+		if b := find(l, func(n *html.Node) bool { return hasClass(n, "check-badge") }); len(b) != 1 {
+			t.Errorf("claim link %s has %d badges", attr(l, "id"), len(b))
+		}
+		if !strings.Contains(text(l), "passed in this build") {
+			t.Errorf("claim link %s: no accessible text saying it passed: %q", attr(l, "id"), text(l))
+		}
+	}
+	if len(links) != 2 {
+		t.Errorf("greet.html has %d claim links, want 2", len(links))
+	}
+	if kinds["test"] != 2 || len(kinds) != 5 {
+		t.Errorf("checks by kind %v, want a test run per package, which the claims share, and no other run", kinds)
+	}
+	if n := len(res.Report.Claims); n != 2 || !res.Report.Claims[0].Passed || res.Report.Claims[1].Text != "epoch 4 is greeted" {
+		t.Errorf("Report.Claims = %+v", res.Report.Claims)
+	}
+	deeper := parseFile(t, filepath.Join(out, "nested", "deeper.html"))
+	rows := find(deeper.doc, func(n *html.Node) bool { return n.Data == "tr" })
+	if len(rows) != 3 {
+		t.Fatalf("deeper.html: table of checks has %d rows, want a header and 2", len(rows))
+	}
+	row := text(rows[1])
+	for _, want := range []string{"Every greeting names its epoch (TestGreet", "Greeting", "examples/greet"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("table row %q lacks %q", row, want)
+		}
+	}
+	back := find(rows[1], func(n *html.Node) bool { return n.Data == "a" && attr(n, "href") == "../greet.html#check-TestGreet" })
+	if len(back) != 1 {
+		t.Errorf("table row does not link to ../greet.html#check-TestGreet")
+	}
+	if strings.Contains(text(deeper.doc), "{{#checks}}") {
+		t.Error("deeper.html shows the directive")
+	}
+
 	// Nothing changed: no go process runs.
 	res2, err := buildBook(t, root, out, cache)
 	if err != nil {
@@ -113,16 +162,38 @@ var badFixtures = []struct {
 	{name: "unterminated-anchor", file: "book/ch.md", line: 4, msg: "has no ANCHOR_END"},
 	{name: "include-outside", file: "book/ch.md", line: 4, msg: "leaves the repository"},
 	{name: "wrong-transcript", file: "book/ch.md", line: 5, msg: "differs from the transcript"},
+	{name: "bad-figure", file: "book/ch.md", line: 9, msg: "```d2 figure: connection missing destination"},
+	{name: "wrong-figure", file: "book/ch.md", line: 6, msg: "differs from the figure"},
 	{name: "no-compile", file: "examples/broken/broken.go", line: 6, msg: ""},
 	{name: "test-fails", file: "examples/calc/calc_test.go", line: 7, msg: ""},
 	{name: "hang", file: "book/ch.md", line: 4, msg: ""},
 	{name: "bad-snippet", file: "book/ch.md", line: 7, msg: ""},
+	{name: "claim-missing", file: "book/ch.md", line: 4, msg: "examples/calc/calc_test.go has no function TestNextNeverFalls"},
+	{name: "claim-missing", file: "book/ch.md", line: 3, msg: "examples/calc/nope_test.go: the file does not exist", mutate: writeChapter(
+		"# Chapter\n\nThe epoch after 3 is 4 ([TestNext](../examples/calc/nope_test.go#TestNext)).\n")},
+	{name: "claim-missing", file: "book/ch.md", line: 3, msg: "is not a check", mutate: writeChapter(
+		"# Chapter\n\nA helper ([helper](../examples/calc/calc_test.go#helper)).\n")},
+	{name: "claim-missing", file: "book/ch.md", line: 3, msg: "has no // Output: comment", mutate: writeChapter(
+		"# Chapter\n\nAn example ([ExampleNext](../examples/calc/calc_test.go#ExampleNext)).\n")},
+	{name: "claim-missing", file: "book/ch.md", line: 3, msg: "claim TestSkipped was skipped", mutate: writeChapter(
+		"# Chapter\n\nA skipped test ([TestSkipped](../examples/calc/calc_test.go#TestSkipped)).\n")},
+	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "claim TestNext failed in go test ./examples/calc (alone: go test -run '^TestNext$' ./examples/calc)"},
+	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "Next(3) = 5, want 4"},
 	{name: "bad-utf8", file: "book/ch.md", line: 3, msg: "invalid UTF-8", mutate: func(t *testing.T, root string) {
 		bad := []byte("# Chapter\n\nAn epoch \xff\xfe is not text.\n")
 		if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}},
+}
+
+// writeChapter replaces a fixture's book/ch.md.
+func writeChapter(src string) func(t *testing.T, root string) {
+	return func(t *testing.T, root string) {
+		if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestBadFixtures checks that each broken book fails with the right
@@ -184,4 +255,18 @@ func ran(rep *verify.Report) []string {
 		}
 	}
 	return out
+}
+
+// TestBadFigureFailsTest checks that `bookgen test`, which writes no site,
+// refuses a figure that does not draw at the same file:line as build.
+func TestBadFigureFailsTest(t *testing.T) {
+	t.Parallel()
+	root := copyFixture(t, "bad-figure")
+	opt := build.Options{Root: root}
+	opt.Verify.CacheDir = t.TempDir()
+	_, err := build.Test(context.Background(), opt)
+	errs := diag.All(err)
+	if len(errs) != 1 || errs[0].File != "book/ch.md" || errs[0].Line != 9 || !strings.Contains(errs[0].Msg, "connection missing destination") {
+		t.Errorf("bookgen test: %v, want book/ch.md:9: ```d2 figure: connection missing destination", err)
+	}
 }

@@ -37,7 +37,8 @@ func TestServe(t *testing.T) {
 	go func() { done <- serve.Run(ctx, ln, opt) }()
 	base := "http://" + ln.Addr().String()
 
-	// The first build runs before the server answers.
+	// The server answers at once (the "building" page, 503); waitFor polls
+	// until the first build has landed.
 	body := waitFor(t, base+"/intro.html", "The code is in", 2*time.Minute)
 	if !strings.Contains(body, serve.ScriptPath) {
 		t.Error("served page lacks the live-reload script")

@@ -93,13 +93,12 @@
     button.textContent = "Copy";
     button.setAttribute("aria-label", "Copy the code");
     button.addEventListener("click", function () {
-      var text = pre.innerText;
-      var lns = pre.querySelectorAll(".lnt, .ln");
-      if (lns.length) {
-        var clone = pre.cloneNode(true);
-        clone.querySelectorAll(".lnt, .ln").forEach(function (n) { n.remove(); });
-        text = clone.textContent;
-      }
+      // textContent, not innerText: innerText renders the layout, and
+      // each line is a block holding its own "\n", which innerText turns
+      // into a blank line between every two. Line numbers are left out.
+      var clone = pre.cloneNode(true);
+      clone.querySelectorAll(".lnt, .ln").forEach(function (n) { n.remove(); });
+      var text = clone.textContent;
       if (block.getAttribute("data-lang") === "console") {
         text = text.split("\n").filter(function (l) { return l.indexOf("$ ") === 0; })
           .map(function (l) { return l.slice(2); }).join("\n");
@@ -175,6 +174,34 @@
       document.head.appendChild(s);
     });
   }
+  // tokenize splits text into terms as MiniSearch's default does (at
+  // white space and punctuation), then splits each run of Chinese,
+  // Japanese or Korean characters, which are written without spaces
+  // between words, into overlapping pairs of characters (bigrams, as
+  // Lucene's CJK analyzer does): "分布式系统" gives "分布", "布式", "式系",
+  // "系统". A query is tokenized the same way, so any two or more
+  // characters that occur in a chapter find it; a single character finds
+  // the pairs it starts.
+  var SEPARATOR = /[\n\r\p{Z}\p{P}]+/u;
+  var CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc\u3005]+/gu;
+  function tokenize(text) {
+    var out = [];
+    text.split(SEPARATOR).forEach(function (word) {
+      if (!word) return;
+      var last = 0;
+      CJK_RUN.lastIndex = 0;
+      word.replace(CJK_RUN, function (run, at) {
+        if (at > last) out.push(word.slice(last, at));
+        var chars = Array.from(run);
+        if (chars.length === 1) out.push(run);
+        for (var i = 0; i + 1 < chars.length; i++) out.push(chars[i] + chars[i + 1]);
+        last = at + run.length;
+        return run;
+      });
+      if (last < word.length) out.push(word.slice(last));
+    });
+    return out;
+  }
   function loadIndex() {
     if (loading) return loading;
     status.textContent = "Loading the index…";
@@ -187,6 +214,7 @@
     ]).then(function (got) {
       engine = new window.MiniSearch({
         fields: ["t", "x"],
+        tokenize: tokenize,
         storeFields: ["t", "b", "u", "x"],
         searchOptions: { boost: { t: 3 }, prefix: true, fuzzy: 0.15, combineWith: "AND" }
       });

@@ -28,6 +28,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -95,8 +96,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	opt := build.Options{Root: dir}
 	opt.Verify.Timeout = *timeout
+	// Progress: one line on a terminal ("12 of 64 checks done; running
+	// go test ./examples/x (8s)"), an occasional line in a log; -v prints
+	// every check instead. serve sets up its own.
+	progress := build.NewProgressLine(stderr)
+	defer progress.Stop()
 	if *verbose {
 		opt.Verify.Log = stderr
+	} else if cmd != "serve" {
+		opt.Verify.Progress = progress.Update
 	}
 	if out != nil {
 		opt.Out = *out
@@ -110,10 +118,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f := os.Getenv("BOOKGEN_CPUPROFILE"); f != "" {
+		w, err := os.Create(f)
+		if err == nil && pprof.StartCPUProfile(w) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 
 	switch cmd {
 	case "build":
 		res, err := build.Build(ctx, opt)
+		progress.Stop()
+		build.PrintWarnings(stderr, res)
 		if err != nil && ctx.Err() != nil {
 			// Ctrl-C: say so rather than "context canceled".
 			fmt.Fprintf(stderr, "bookgen: interrupted; %s is unchanged\n", res.Out)
@@ -126,6 +142,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "bookgen: built %s: %s\n", res.Out, res.Summary())
 	case "test":
 		res, err := build.Test(ctx, opt)
+		progress.Stop()
 		if err != nil && ctx.Err() != nil {
 			fmt.Fprintln(stderr, "bookgen: interrupted")
 			return exitInterrupted

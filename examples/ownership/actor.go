@@ -158,31 +158,53 @@ func (a *Actor) Authorize(t Token) error {
 	return nil
 }
 
-// Command is one transition as data, for logs and replication: Op, the
-// requesting node (Caller; empty for the coordinator's Abort and Revoke) and
-// the target node (To: the new owner for BeginTransfer, the next intended
-// owner for Revoke; empty otherwise). It encodes to JSON as
-// {"op":"BeginTransfer","caller":"A","to":"B"}.
+// ANCHOR: command
+
+// Command is one transition as a request, for messages, logs and
+// replication: Op, the requesting node (Caller; empty for the coordinator's
+// Abort and Revoke), the target node (To: the new owner for BeginTransfer,
+// the next intended owner for Revoke; empty otherwise) and Epoch, the actor's
+// current epoch as the requester saw it when it issued the request. It
+// encodes to JSON as {"op":"BeginTransfer","caller":"A","to":"B","epoch":41}.
+//
+// The epoch is what makes a request safe to deliver twice, late or out of
+// order: Apply performs c only while c.Epoch is still the current epoch, so a
+// request issued at epoch e has no effect once the epoch has moved past e.
+// Without it, a BeginTransfer(A -> B) sent at epoch 41, duplicated by the
+// network and delivered again after an abort and a re-acquire at 43, would
+// start a handover nobody asked for.
+//
+// The epoch a requester sees is the one its role holds: the owner's epoch
+// for BeginTransfer, the transfer's new epoch for CompleteRelease (the epoch
+// BeginTransfer allocated), the free epoch for Acquire, and whatever epoch
+// the coordinator read for Abort and Revoke.
 type Command struct {
 	Op     Op     `json:"op"`
 	Caller NodeID `json:"caller,omitempty"`
 	To     NodeID `json:"to,omitempty"`
+	Epoch  Epoch  `json:"epoch"`
 }
 
-// String formats c as BeginTransfer(A -> B), CompleteRelease(A), Acquire(B),
-// Abort or Revoke(-> B).
+// ANCHOR_END: command
+
+// String formats c as BeginTransfer(A -> B)@41, CompleteRelease(A)@42,
+// Acquire(B)@42, Abort@42 or Revoke(-> B)@42: the transition in the book's
+// notation, then the epoch it was issued at.
 func (c Command) String() string {
+	var op string
 	switch c.Op {
 	case OpBeginTransfer:
-		return fmt.Sprintf("%s(%s -> %s)", c.Op, c.Caller, c.To)
+		op = fmt.Sprintf("%s(%s -> %s)", c.Op, c.Caller, c.To)
 	case OpCompleteRelease, OpAcquire:
-		return fmt.Sprintf("%s(%s)", c.Op, c.Caller)
+		op = fmt.Sprintf("%s(%s)", c.Op, c.Caller)
 	case OpAbort:
-		return string(c.Op)
+		op = string(c.Op)
 	case OpRevoke:
-		return fmt.Sprintf("%s(-> %s)", c.Op, c.To)
+		op = fmt.Sprintf("%s(-> %s)", c.Op, c.To)
+	default:
+		op = fmt.Sprintf("%s(%s, %s)", c.Op, c.Caller, c.To)
 	}
-	return fmt.Sprintf("%s(%s, %s)", c.Op, c.Caller, c.To)
+	return fmt.Sprintf("%s@%d", op, c.Epoch)
 }
 
 // UnknownOpError reports a Command whose Op is not one of the five
@@ -191,21 +213,48 @@ type UnknownOpError struct{ Op Op }
 
 func (e *UnknownOpError) Error() string { return fmt.Sprintf("unknown op %q", e.Op) }
 
+// ANCHOR: apply
+
 // Apply performs c on a. It returns the issued Token for a successful Acquire
-// and the zero Token otherwise; on error a is unchanged. Errors are those of
-// the transition, or *UnknownOpError.
+// and the zero Token otherwise; on error a is unchanged (state and issued
+// set). The checks run in this order: the Op is known; the transition's own
+// rules (state, caller, target; see BeginTransfer, CompleteRelease, Acquire,
+// Abort, Revoke); then c.Epoch must equal the current epoch.
+//
+// Errors: *UnknownOpError; the transition's error; *StaleEpochError{Given:
+// c.Epoch, Current: a.CurrentEpoch()} if the epoch differs (older: the
+// request was overtaken by a later transition; newer: no such epoch exists
+// yet, so the requester cannot have seen it).
 func (a *Actor) Apply(c Command) (Token, error) {
+	var (
+		next State
+		err  error
+	)
 	switch c.Op {
 	case OpBeginTransfer:
-		return Token{}, a.BeginTransfer(c.Caller, c.To)
+		next, err = BeginTransfer(a.state, c.Caller, c.To)
 	case OpCompleteRelease:
-		return Token{}, a.CompleteRelease(c.Caller)
+		next, err = CompleteRelease(a.state, c.Caller)
 	case OpAcquire:
-		return a.Acquire(c.Caller)
+		next, err = Acquire(a.state, c.Caller)
 	case OpAbort:
-		return Token{}, a.Abort()
+		next, err = Abort(a.state)
 	case OpRevoke:
-		return Token{}, a.Revoke(c.To)
+		next, err = Revoke(a.state, c.To)
+	default:
+		return Token{}, &UnknownOpError{Op: c.Op}
 	}
-	return Token{}, &UnknownOpError{Op: c.Op}
+	if err != nil {
+		return Token{}, err
+	}
+	if cur := a.CurrentEpoch(); c.Epoch != cur {
+		return Token{}, &StaleEpochError{Given: c.Epoch, Current: cur}
+	}
+	if c.Op == OpAcquire {
+		return a.Acquire(c.Caller)
+	}
+	a.state = next
+	return Token{}, nil
 }
+
+// ANCHOR_END: apply

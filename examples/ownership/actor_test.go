@@ -79,13 +79,16 @@ func TestActorRefusalChangesNothing(t *testing.T) {
 	a := mustActor(t, ownedA)
 	before := mustMarshal(t, a)
 	for _, c := range []Command{
-		{Op: OpBeginTransfer, Caller: "B", To: "C"},
-		{Op: OpBeginTransfer, Caller: "A", To: "A"},
-		{Op: OpCompleteRelease, Caller: "A"},
-		{Op: OpAcquire, Caller: "A"},
-		{Op: OpAbort},
-		{Op: OpRevoke},
-		{Op: "Steal", Caller: "B"},
+		{Op: OpBeginTransfer, Caller: "B", To: "C", Epoch: 41},
+		{Op: OpBeginTransfer, Caller: "A", To: "A", Epoch: 41},
+		{Op: OpCompleteRelease, Caller: "A", Epoch: 41},
+		{Op: OpAcquire, Caller: "A", Epoch: 41},
+		{Op: OpAbort, Epoch: 41},
+		{Op: OpRevoke, Epoch: 41},
+		{Op: "Steal", Caller: "B", Epoch: 41},
+		{Op: OpBeginTransfer, Caller: "A", To: "B", Epoch: 40},
+		{Op: OpBeginTransfer, Caller: "A", To: "B", Epoch: 42},
+		{Op: OpRevoke, To: "B", Epoch: 40},
 	} {
 		tok, err := a.Apply(c)
 		if err == nil {
@@ -173,7 +176,7 @@ func TestClone(t *testing.T) {
 // The encoding round-trips and is exactly the documented JSON form.
 func TestMarshalBinary(t *testing.T) {
 	a := mustActor(t, ownedA)
-	for _, c := range []Command{{Op: OpBeginTransfer, Caller: "A", To: "B"}, {Op: OpCompleteRelease, Caller: "A"}, {Op: OpAcquire, Caller: "B"}} {
+	for _, c := range []Command{{Op: OpBeginTransfer, Caller: "A", To: "B", Epoch: 41}, {Op: OpCompleteRelease, Caller: "A", Epoch: 42}, {Op: OpAcquire, Caller: "B", Epoch: 42}} {
 		if _, err := a.Apply(c); err != nil {
 			t.Fatal(err)
 		}
@@ -234,14 +237,15 @@ func TestUnmarshalBinaryRejects(t *testing.T) {
 	}
 }
 
-// Commands are data: they print readably and encode to small JSON objects.
+// Commands are data: they print readably, with the epoch they were issued
+// at, and encode to small JSON objects.
 func TestCommand(t *testing.T) {
 	for c, want := range map[Command]string{
-		{Op: OpBeginTransfer, Caller: "A", To: "B"}: "BeginTransfer(A -> B)",
-		{Op: OpCompleteRelease, Caller: "A"}:        "CompleteRelease(A)",
-		{Op: OpAcquire, Caller: "B"}:                "Acquire(B)",
-		{Op: OpAbort}:                               "Abort",
-		{Op: OpRevoke, To: "C"}:                     "Revoke(-> C)",
+		{Op: OpBeginTransfer, Caller: "A", To: "B", Epoch: 41}: "BeginTransfer(A -> B)@41",
+		{Op: OpCompleteRelease, Caller: "A", Epoch: 42}:        "CompleteRelease(A)@42",
+		{Op: OpAcquire, Caller: "B", Epoch: 42}:                "Acquire(B)@42",
+		{Op: OpAbort, Epoch: 42}:                               "Abort@42",
+		{Op: OpRevoke, To: "C", Epoch: 0}:                      "Revoke(-> C)@0",
 	} {
 		if got := c.String(); got != want {
 			t.Errorf("String() = %q, want %q", got, want)
@@ -255,8 +259,59 @@ func TestCommand(t *testing.T) {
 			t.Errorf("JSON round trip of %v: %s -> %v, %v", c, b, d, err)
 		}
 	}
-	b, _ := json.Marshal(Command{Op: OpBeginTransfer, Caller: "A", To: "B"})
-	if string(b) != `{"op":"BeginTransfer","caller":"A","to":"B"}` {
+	b, _ := json.Marshal(Command{Op: OpBeginTransfer, Caller: "A", To: "B", Epoch: 41})
+	if string(b) != `{"op":"BeginTransfer","caller":"A","to":"B","epoch":41}` {
 		t.Errorf("Command JSON = %s", b)
+	}
+}
+
+// A transition request carries the epoch it was issued at, and Apply refuses
+// it once the epoch has moved on. The case from the chapter's failure model:
+// A's BeginTransfer(A -> B) issued at epoch 41 is duplicated by the network;
+// the handover it began is aborted and A re-acquires at 43; the duplicate
+// then arrives. It is refused with a *StaleEpochError and changes nothing. The
+// negative control applies the same transition without the epoch check (the
+// pure function) and shows the unintended handover at epoch 43 it would have
+// started.
+// Reference: chapter "Ownership: epochs and fencing", section "What the model
+// assumes" (messages may be duplicated, reordered or delayed).
+func TestDuplicatedRequestIsRefused(t *testing.T) {
+	a := mustActor(t, ownedA)
+	begin := Command{Op: OpBeginTransfer, Caller: "A", To: "B", Epoch: 41}
+	for _, c := range []Command{begin, {Op: OpAbort, Epoch: 42}, {Op: OpAcquire, Caller: "A", Epoch: 43}} {
+		if _, err := a.Apply(c); err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+	}
+	if want := (Owned{Owner: "A", Epoch: 43}); a.State() != want {
+		t.Fatalf("state = %v, want %v", a.State(), want)
+	}
+	// Without the epoch, the duplicate would be a valid request.
+	if s, err := BeginTransfer(a.State(), begin.Caller, begin.To); err != nil || s != (Transferring{From: "A", To: "B", OldEpoch: 43, NewEpoch: 44}) {
+		t.Fatalf("negative control: BeginTransfer(%v) = %v, %v; want the unintended handover at 43", a.State(), s, err)
+	}
+	before := mustMarshal(t, a)
+	tok, err := a.Apply(begin)
+	var se *StaleEpochError
+	if !errors.As(err, &se) || se.Given != 41 || se.Current != 43 {
+		t.Fatalf("duplicate %v = %v, want *StaleEpochError{41, 43}", begin, err)
+	}
+	if tok != (Token{}) || string(mustMarshal(t, a)) != string(before) {
+		t.Fatalf("the refused duplicate changed the actor to %v", a.State())
+	}
+	// Every other kind of request is equally inert after the epoch moved.
+	for _, c := range []Command{
+		{Op: OpCompleteRelease, Caller: "A", Epoch: 42},
+		{Op: OpAcquire, Caller: "A", Epoch: 42},
+		{Op: OpAbort, Epoch: 42},
+		{Op: OpRevoke, To: "B", Epoch: 42},
+		{Op: OpBeginTransfer, Caller: "A", To: "B", Epoch: 44},
+	} {
+		if _, err := a.Apply(c); err == nil {
+			t.Errorf("%v applied in %v", c, a.State())
+		}
+		if string(mustMarshal(t, a)) != string(before) {
+			t.Fatalf("refused %v changed the actor to %v", c, a.State())
+		}
 	}
 }

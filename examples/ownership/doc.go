@@ -26,10 +26,16 @@
 //	  | Acquire(B)                issues B's token for epoch 42
 //	Owned(B, 42)
 //
+// A transition requested over a network is a Command, which carries the
+// epoch its sender saw; Actor.Apply performs it only at that epoch, so a
+// duplicated or delayed request is refused with a *StaleEpochError once the
+// epoch has moved on.
+//
 // Authority is the single predicate MayMutate, true only in Owned. A resource
 // server protects itself with ValidFence, which rejects any epoch older than
 // the actor's current one; a Token carrying its epoch is what a holder
-// presents. Together they are the sequencer of Chubby (Mike Burrows, "The
+// presents. A server that cannot consult the record uses HighestSeen,
+// which fences an old epoch only once a newer one has reached it. Together they are the sequencer of Chubby (Mike Burrows, "The
 // Chubby lock service for loosely-coupled distributed systems", OSDI 2006,
 // section 2.4, "Locks and sequencers"), whose lock generation number is our
 // Epoch.

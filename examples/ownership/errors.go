@@ -70,14 +70,20 @@ func (e *WrongStateError) Error() string {
 // Is makes errors.Is(err, ErrWrongState) true.
 func (e *WrongStateError) Is(target error) bool { return target == ErrWrongState }
 
-// StaleEpochError reports an epoch (Given) that is older than the actor's
-// current epoch (Current), or that no longer carries authority. It matches
+// StaleEpochError reports an epoch (Given) that is not the actor's current
+// epoch (Current) where the current one is required: a token or fence epoch
+// older than the current one, a token whose epoch no longer carries
+// authority, or a Command issued at another epoch than the current one
+// (older: overtaken; newer: an epoch that does not exist yet). It matches
 // ErrStaleEpoch.
 type StaleEpochError struct {
 	Given, Current Epoch
 }
 
 func (e *StaleEpochError) Error() string {
+	if e.Given > e.Current {
+		return fmt.Sprintf("epoch %d does not exist yet: the current epoch is %d", e.Given, e.Current)
+	}
 	return fmt.Sprintf("epoch %d is stale: the current epoch is %d", e.Given, e.Current)
 }
 

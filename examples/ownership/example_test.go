@@ -23,18 +23,23 @@ func ExampleBeginTransfer() {
 }
 
 // A refused transition returns a typed error and leaves the actor unchanged.
+// Each request carries the epoch its sender saw; one overtaken by a later
+// transition is refused as stale.
 func ExampleActor_Apply() {
 	a, _ := ownership.NewActor("doc", ownership.Owned{Owner: "A", Epoch: 41})
-	_, err := a.Apply(ownership.Command{Op: ownership.OpCompleteRelease, Caller: "A"})
+	_, err := a.Apply(ownership.Command{Op: ownership.OpCompleteRelease, Caller: "A", Epoch: 41})
 	fmt.Println(err, errors.Is(err, ownership.ErrWrongState), a.State())
-	tok, _ := a.Apply(ownership.Command{Op: ownership.OpRevoke, To: "B"})
+	tok, _ := a.Apply(ownership.Command{Op: ownership.OpRevoke, To: "B", Epoch: 41})
 	fmt.Println(a.State(), tok == ownership.Token{})
-	tok, _ = a.Apply(ownership.Command{Op: ownership.OpAcquire, Caller: "B"})
+	tok, _ = a.Apply(ownership.Command{Op: ownership.OpAcquire, Caller: "B", Epoch: 42})
 	fmt.Println(a.State(), tok, a.Issued())
+	_, err = a.Apply(ownership.Command{Op: ownership.OpRevoke, To: "C", Epoch: 41})
+	fmt.Println(err, errors.Is(err, ownership.ErrStaleEpoch), a.State())
 	// Output:
 	// CompleteRelease: not allowed in Owned(A, 41) true Owned(A, 41)
 	// Unowned(42, B) true
 	// Owned(B, 42) Token(doc, 42, B) [Token(doc, 41, A) Token(doc, 42, B)]
+	// epoch 41 is stale: the current epoch is 42 true Owned(B, 42)
 }
 
 // An abort burns an epoch: the abandoned epoch 42 fails the fence.

@@ -73,3 +73,32 @@ func TestCurrentEpochAndValidFence(t *testing.T) {
 		t.Errorf("the outgoing owner's epoch 41 passes the fence in %v", transferringA)
 	}
 }
+
+// A server that keeps only the highest epoch it has admitted refuses an
+// older one and keeps its bar, but admits the old epoch until a newer one
+// has reached it, whatever the record says.
+// Reference: chapter "Ownership: epochs and fencing", section "Two meanings
+// of fenced".
+func TestHighestSeenAdmitsUntilItSeesNewer(t *testing.T) {
+	var h HighestSeen
+	a := mustActor(t, ownedA)
+	if err := h.Admit(41); err != nil || h.Highest != 41 {
+		t.Fatalf("Admit(41) = %v, highest %d", err, h.Highest)
+	}
+	if _, err := a.Apply(Command{Op: OpBeginTransfer, Caller: "A", To: "B", Epoch: 41}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Fence(a.State(), 41); err == nil {
+		t.Fatalf("the record still admits 41 in %v", a.State())
+	}
+	if err := h.Admit(41); err != nil {
+		t.Fatalf("before seeing 42, Admit(41) = %v; this server cannot know the epoch moved", err)
+	}
+	if err := h.Admit(42); err != nil || h.Highest != 42 {
+		t.Fatalf("Admit(42) = %v, highest %d", err, h.Highest)
+	}
+	var se *StaleEpochError
+	if err := h.Admit(41); !errors.As(err, &se) || se.Given != 41 || se.Current != 42 || h.Highest != 42 {
+		t.Fatalf("after 42, Admit(41) = %v, highest %d", err, h.Highest)
+	}
+}

@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -63,6 +64,33 @@ func legalCaller(s State) NodeID {
 func drawNode(t *rapid.T, a *Actor, label string) NodeID {
 	choices := append([]NodeID{"", legalCaller(a.State()), legalCaller(a.State())}, testNodes...)
 	return rapid.SampledFrom(choices).Draw(t, label)
+}
+
+// drawEpoch draws the epoch a request carries: usually the current one (a
+// fresh request), sometimes one below or above it (a delayed duplicate, or an
+// epoch nobody can have seen), sometimes any small epoch.
+func drawEpoch(t *rapid.T, a *Actor) Epoch {
+	cur := a.CurrentEpoch()
+	choices := []Epoch{cur, cur, cur, cur, cur - 1, cur + 1, Epoch(rapid.Uint64Range(0, 60).Draw(t, "any"))}
+	return rapid.SampledFrom(choices).Draw(t, "epoch")
+}
+
+// pureStep is c applied by the transition functions alone, without the
+// epoch check: the result Apply must give when c.Epoch is current.
+func pureStep(s State, c Command) (State, error) {
+	switch c.Op {
+	case OpBeginTransfer:
+		return BeginTransfer(s, c.Caller, c.To)
+	case OpCompleteRelease:
+		return CompleteRelease(s, c.Caller)
+	case OpAcquire:
+		return Acquire(s, c.Caller)
+	case OpAbort:
+		return Abort(s)
+	case OpRevoke:
+		return Revoke(s, c.To)
+	}
+	return s, &UnknownOpError{Op: c.Op}
 }
 
 // history records facts across one run: every token ever issued and which
@@ -159,6 +187,27 @@ func checkInvariants(t fataler, a *Actor, h *history) {
 func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error) {
 	t.Helper()
 	b, a := before.CurrentEpoch(), after.CurrentEpoch()
+	// A request takes effect only at the epoch it was issued at; at any other
+	// epoch it is refused as stale, and otherwise it does what the transition
+	// function does.
+	// Reference: chapter "Ownership: epochs and fencing", section "What the
+	// model assumes".
+	want, wantErr := pureStep(before.State(), c)
+	var se *StaleEpochError
+	switch {
+	case wantErr != nil:
+		if err == nil || err.Error() != wantErr.Error() {
+			t.Fatalf("%v in %v: Apply error %v, the transition's %v", c, before.State(), err, wantErr)
+		}
+	case c.Epoch != b:
+		if !errors.As(err, &se) || se.Given != c.Epoch || se.Current != b {
+			t.Fatalf("%v issued at another epoch than %d: Apply error %v, want *StaleEpochError", c, b, err)
+		}
+	default:
+		if err != nil || after.State() != want {
+			t.Fatalf("%v in %v: Apply gave %v, %v; the transition gives %v", c, before.State(), after.State(), err, want)
+		}
+	}
 	if err != nil {
 		// An illegal transition leaves the state and the tokens unchanged.
 		// Reference: chapter "Ownership: epochs and fencing", section "A
@@ -199,10 +248,12 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 }
 
 // Over random sequences of transitions by random callers (legal and illegal,
-// nodes A..D and the empty node), from random starting states, the safety
-// properties hold after every step: never two nodes with authority, one owner
-// per epoch for all time, a monotone epoch, an only-growing issued set, stale
-// tokens fenced out, refused transitions without effect.
+// nodes A..D and the empty node), issued at the current epoch or at another
+// one, from random starting states, the safety properties hold after every
+// step: never two nodes with authority, one owner per epoch for all time, a
+// monotone epoch, an only-growing issued set, stale tokens fenced out,
+// refused transitions without effect, requests effective only at the epoch
+// they were issued at.
 // Reference: chapter "Ownership: epochs and fencing", sections "One predicate
 // for authority, one check for servers" and "Tokens are things; authority is
 // a fact about the record".
@@ -226,19 +277,19 @@ func TestPropertyRandomTransitions(t *testing.T) {
 		}
 		rt.Repeat(map[string]func(*rapid.T){
 			"BeginTransfer": func(rt *rapid.T) {
-				apply(rt, Command{Op: OpBeginTransfer, Caller: drawNode(rt, a, "caller"), To: drawNode(rt, a, "to")})
+				apply(rt, Command{Op: OpBeginTransfer, Caller: drawNode(rt, a, "caller"), To: drawNode(rt, a, "to"), Epoch: drawEpoch(rt, a)})
 			},
 			"CompleteRelease": func(rt *rapid.T) {
-				apply(rt, Command{Op: OpCompleteRelease, Caller: drawNode(rt, a, "caller")})
+				apply(rt, Command{Op: OpCompleteRelease, Caller: drawNode(rt, a, "caller"), Epoch: drawEpoch(rt, a)})
 			},
 			"Acquire": func(rt *rapid.T) {
-				apply(rt, Command{Op: OpAcquire, Caller: drawNode(rt, a, "caller")})
+				apply(rt, Command{Op: OpAcquire, Caller: drawNode(rt, a, "caller"), Epoch: drawEpoch(rt, a)})
 			},
-			"Abort": func(rt *rapid.T) { apply(rt, Command{Op: OpAbort}) },
+			"Abort": func(rt *rapid.T) { apply(rt, Command{Op: OpAbort, Epoch: drawEpoch(rt, a)}) },
 			// The next step of a handover by its legal caller, so that runs go
 			// through many handovers and not only through refusals.
 			"NextStep": func(rt *rapid.T) {
-				c := Command{Caller: legalCaller(a.State())}
+				c := Command{Caller: legalCaller(a.State()), Epoch: a.CurrentEpoch()}
 				switch a.State().(type) {
 				case Owned:
 					c.Op = OpBeginTransfer
@@ -251,7 +302,7 @@ func TestPropertyRandomTransitions(t *testing.T) {
 				apply(rt, c)
 			},
 			"Revoke": func(rt *rapid.T) {
-				apply(rt, Command{Op: OpRevoke, To: drawNode(rt, a, "next")})
+				apply(rt, Command{Op: OpRevoke, To: drawNode(rt, a, "next"), Epoch: drawEpoch(rt, a)})
 			},
 			"": func(rt *rapid.T) { checkInvariants(rt, a, h) },
 		})
@@ -281,7 +332,10 @@ func FuzzApply(f *testing.F) {
 		h := &history{ownerAt: map[Epoch]NodeID{}}
 		checkInvariants(t, a, h)
 		for i := 0; i+1 < len(data); i += 2 {
-			c := Command{Op: ops[int(data[i])%len(ops)], Caller: nodes[int(data[i]>>4)%len(nodes)], To: nodes[int(data[i+1])%len(nodes)]}
+			// The high bits of the second byte skew the request's epoch by
+			// -1, 0 (most often) or +1 from the current one.
+			e := a.CurrentEpoch() + Epoch([]int{0, 0, -1, 1}[data[i+1]>>6])
+			c := Command{Op: ops[int(data[i])%len(ops)], Caller: nodes[int(data[i]>>4)%len(nodes)], To: nodes[int(data[i+1])%len(nodes)], Epoch: e}
 			before := a.Clone()
 			tok, err := a.Apply(c)
 			checkStep(t, before, a, c, tok, err)

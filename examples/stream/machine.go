@@ -108,6 +108,18 @@ func (m *Machine) Waiting() int {
 	return len(m.waiters)
 }
 
+// Readers returns how many Changed channels of stream name are outstanding:
+// the long-poll and SSE readers waiting on it now. Tests wait for it
+// instead of sleeping until their readers are in place.
+func (m *Machine) Readers(name string) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if w, ok := m.waiters[name]; ok {
+		return w.n
+	}
+	return 0
+}
+
 // Snapshot returns the whole state as bytes (JSON, maps in key order, so
 // equal states give equal snapshots).
 func (m *Machine) Snapshot() ([]byte, error) {

@@ -383,8 +383,28 @@ func (st *State) append(c Command) Result {
 
 // decide runs the checks of an append in the order the protocol gives and
 // returns the refusal, or Appended/ClosedNow with the producer answer. It
-// changes nothing.
+// changes nothing. The order is PROTOCOL.md's: a closed stream first (5.2
+// "Error Precedence"), where only a repeat of the very append that closed it
+// is a duplicate (5.2.1 "Stream Closure with Idempotent Producers"); then the
+// content type; then the producer rule, whose fence and duplicate come before
+// this book's incarnation check, so that a fenced writer learns it was
+// replaced and a retry of an applied append is acknowledged; then gaps and
+// Stream-Seq.
 func (st *State) decide(s *Stream, c Command, empty bool) Result {
+	if s.Closed {
+		if c.Producer != nil && s.ClosedBy != nil && *c.Producer == *s.ClosedBy {
+			return withState(s, Result{Outcome: Duplicate, Epoch: c.Producer.Epoch,
+				Seq: c.Producer.Seq, HasProducer: true})
+		}
+		if empty && c.Producer == nil {
+			return s.result(ClosedNow) // closing a closed stream is idempotent
+		}
+		return refuse2(s, StreamClosed, "stream %q is closed", s.Name)
+	}
+	if !empty && MediaType(c.ContentType) != MediaType(s.ContentType) {
+		return refuse2(s, ContentTypeMismatch, "stream %q has content type %q, the append has %q",
+			s.Name, s.ContentType, c.ContentType)
+	}
 	var pr Result
 	if c.Producer != nil {
 		pr = ProducerRule(s.Producers[c.Producer.ID], *c.Producer)
@@ -397,16 +417,6 @@ func (st *State) decide(s *Stream, c Command, empty bool) Result {
 		case Duplicate:
 			return withState(s, pr)
 		}
-	}
-	if s.Closed {
-		if empty && c.Producer == nil {
-			return s.result(ClosedNow) // closing a closed stream is idempotent
-		}
-		return refuse2(s, StreamClosed, "stream %q is closed", s.Name)
-	}
-	if !empty && MediaType(c.ContentType) != MediaType(s.ContentType) {
-		return refuse2(s, ContentTypeMismatch, "stream %q has content type %q, the append has %q",
-			s.Name, s.ContentType, c.ContentType)
 	}
 	if c.Incarnation != "" && c.Incarnation != s.Incarnation {
 		return refuse2(s, StaleIncarnation, "stream %q: incarnation %q is stale; the current one is %q",

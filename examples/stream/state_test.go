@@ -162,8 +162,6 @@ func TestApplyStatuses(t *testing.T) {
 			Command{Op: OpAppend, Stream: "s", Now: t0, Close: true}, ClosedNow},
 		{"closing tuple again is a duplicate", []Command{closeP("p", 0, 0)}, closeP("p", 0, 0), Duplicate},
 		{"other seq after close", []Command{closeP("p", 0, 0)}, appendP("s", "p", 0, 1, "x"), StreamClosed},
-		{"stale epoch after close is still fenced", []Command{appendP("s", "p", 1, 0, "x"), closeP("p", 1, 1)},
-			appendP("s", "p", 0, 0, "x"), EpochFenced},
 		{"stale incarnation", nil,
 			Command{Op: OpAppend, Stream: "s", Now: t0, ContentType: "text/plain", Incarnation: "old",
 				Messages: [][]byte{[]byte("x")}}, StaleIncarnation},
@@ -194,6 +192,85 @@ func TestApplyStatuses(t *testing.T) {
 			after, _ := m1.Snapshot()
 			changes := r.Outcome == Appended || r.Outcome == Created || r.Outcome == Deleted
 			if !changes && !bytes.Equal(before, after) {
+				t.Errorf("a %s answer changed the state:\n%s\n%s", r.Outcome, before, after)
+			}
+		})
+	}
+}
+
+// TestClosedStreamComesFirst checks the order of an append's checks around a
+// closed stream, which follows the protocol rather than putting the fence
+// first: a closed stream refuses every append with 409 and Stream-Closed,
+// a fenced writer's and an older duplicate's included, and acknowledges only
+// a repeat of the exact (producer id, epoch, seq) that closed it, with 204.
+// The content type comes next, and only then the producer rule. Each refusal
+// leaves the state as it was.
+// Reference: PROTOCOL.md 5.2 "Error Precedence" and "Stream-Closed"; 5.2.1
+// "Stream Closure with Idempotent Producers".
+func TestClosedStreamComesFirst(t *testing.T) {
+	closeP := func(id string, e, s uint64, data string) Command {
+		c := appendP("s", id, e, s, data)
+		c.Close = true
+		if data == "" {
+			c.Messages = nil
+		}
+		return c
+	}
+	json := func(c Command) Command { c.ContentType = "application/json"; return c }
+	// p owns epoch 2 (after a claim closed epoch 1 at seq 1), appends seq 1
+	// and 2, and closes the stream with its append of seq 3.
+	closed := []Command{appendP("s", "p", 1, 0, "a"), appendP("s", "p", 1, 1, "b"),
+		appendP("s", "p", 2, 0, "c"), appendP("s", "p", 2, 1, "d"), appendP("s", "p", 2, 2, "e"),
+		closeP("p", 2, 3, "f")}
+	open := closed[:5]
+	tests := []struct {
+		name   string
+		setup  []Command
+		cmd    Command
+		want   Outcome
+		closed bool // the answer says the stream is closed
+	}{
+		{"fenced epoch on a closed stream", closed, appendP("s", "p", 1, 2, "x"), StreamClosed, true},
+		{"fenced epoch at a seq it already used", closed, appendP("s", "p", 1, 1, "b"), StreamClosed, true},
+		{"older duplicate of the closing epoch", closed, appendP("s", "p", 2, 1, "d"), StreamClosed, true},
+		{"next seq of the closing epoch", closed, appendP("s", "p", 2, 4, "g"), StreamClosed, true},
+		{"claim of a newer epoch", closed, appendP("s", "p", 3, 0, "g"), StreamClosed, true},
+		{"another producer", closed, appendP("s", "q", 0, 0, "g"), StreamClosed, true},
+		{"repeat of the closing append", closed, closeP("p", 2, 3, "f"), Duplicate, true},
+		{"closing seq without Stream-Closed", closed, appendP("s", "p", 2, 3, "f"), Duplicate, true},
+		{"close-only naming another tuple", closed, closeP("p", 2, 4, ""), StreamClosed, true},
+		{"close-only without producer", closed,
+			Command{Op: OpAppend, Stream: "s", Now: t0, Close: true}, ClosedNow, true},
+		{"closed before content type", closed, json(appendP("s", "p", 2, 4, "1")), StreamClosed, true},
+		{"content type before the fence", open, json(appendP("s", "p", 1, 2, "1")), ContentTypeMismatch, false},
+		{"content type before a duplicate", open, json(appendP("s", "p", 2, 1, "1")), ContentTypeMismatch, false},
+		{"open stream: the fence", open, appendP("s", "p", 1, 2, "x"), EpochFenced, false},
+		{"open stream: a duplicate", open, appendP("s", "p", 2, 1, "d"), Duplicate, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := NewState()
+			st.Apply(create("s", "text/plain"))
+			for _, c := range tt.setup {
+				if r := st.Apply(c); r.Outcome != Appended && r.Outcome != ClosedNow {
+					t.Fatalf("setup %+v: %s %s", *c.Producer, r.Outcome, r.Message)
+				}
+			}
+			m := NewMachine()
+			m.st = st
+			before, _ := m.Snapshot()
+			r := st.Apply(tt.cmd)
+			if r.Outcome != tt.want {
+				t.Fatalf("outcome %s (%s), want %s", r.Outcome, r.Message, tt.want)
+			}
+			if r.Closed != tt.closed {
+				t.Errorf("answer says closed=%v, want %v", r.Closed, tt.closed)
+			}
+			if r.Outcome == Duplicate && tt.closed && (r.Epoch != 2 || r.Seq != 3) {
+				t.Errorf("duplicate of the closing append answers epoch %d seq %d, want 2 and 3", r.Epoch, r.Seq)
+			}
+			after, _ := m.Snapshot()
+			if !bytes.Equal(before, after) {
 				t.Errorf("a %s answer changed the state:\n%s\n%s", r.Outcome, before, after)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ownership-book/ownership/internal/diag"
 )
@@ -325,6 +326,11 @@ func (p *summaryParser) chapterPath(target string) (string, error) {
 	u, err := url.PathUnescape(target)
 	if err != nil {
 		return "", p.errorf("link target %q: %v", target, err)
+	}
+	if !utf8.ValidString(u) {
+		// "%FF.md": the file may exist, but its page's URL and the
+		// search index's address for it cannot be written as text.
+		return "", p.errorf("link target %q decodes to a file name that is not valid UTF-8; name chapter files in UTF-8", target)
 	}
 	if strings.Contains(u, "://") || strings.HasPrefix(u, "mailto:") {
 		return "", p.errorf("link target %q is a URL; a chapter is a .md file under book/", target)

@@ -150,6 +150,7 @@ func TestParseSummaryErrors(t *testing.T) {
 		{"fragment", "- [A](a.md#x)\n", 1, "#fragment"},
 		{"escapes book", "- [A](../README.md)\n", 1, "escapes book/"},
 		{"escapes book after clean", "- [A](x/../../a.md)\n", 1, "escapes book/"},
+		{"file name not UTF-8", "- [A](a.md)\n- [B](caf%E9.md)\n", 2, "not valid UTF-8"},
 		{"absolute", "- [A](/etc/a.md)\n", 1, "relative"},
 		{"same file twice", "[A](a.md)\n- [B](./a.md)\n", 2, "already listed at line 1"},
 		{"deeper heading", "# T\n## Sub\n", 2, "only level-1"},

@@ -11,7 +11,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ownership-book/ownership/internal/book"
@@ -40,6 +43,10 @@ type Options struct {
 	// serve): a chapter whose expanded Markdown and links' targets did
 	// not change is not rendered again.
 	Renders *render.Cache
+	// Incremental is passed to site.Write: the previous build of the same
+	// output folder, so that this one writes only the files that changed
+	// (bookgen serve).
+	Incremental *site.Incremental
 	// ServedAtRoot is passed to site.Write: the site is served at the
 	// root of its address (bookgen serve), so 404.html refers to "/"
 	// rather than to site-url's path.
@@ -57,6 +64,14 @@ type Result struct {
 	// those taken unchanged from Options.Renders.
 	Rendered, Reused int
 	Elapsed          time.Duration
+	// Finish, when not nil, writes what an incremental build left for
+	// after its pages (site.Result.Finish): call it once, before the next
+	// build.
+	Finish func() error
+	// Warnings are the problems of the rendered chapters that do not
+	// stop the build (render.Page.Warnings: raw HTML the site's
+	// Content-Security-Policy blocks), in reading order.
+	Warnings []*diag.Error
 }
 
 // Stylesheet returns the site path of the book's content-hashed stylesheet
@@ -139,46 +154,78 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
-	r := render.New(b)
-	r.Cache = opt.Renders
-	pages := make([]*render.Page, len(docs))
-	var errs diag.List
-	for i, d := range docs {
-		pg, err := r.Render(d)
-		if err != nil {
-			errs = append(errs, diag.All(err)...)
-			continue
-		}
-		pages[i] = pg
-	}
-	if err := errs.Err(); err != nil {
+	if err := stage(ctx, "render"); err != nil {
 		return res, err
 	}
-	res.Rendered, res.Reused = r.Rendered, r.Reused
+	var claims []verify.Claim
+	if rep != nil {
+		claims = rep.Claims
+	}
+	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, figureCache(opt, b.Root))
+	if err != nil {
+		return res, err
+	}
+	res.Rendered, res.Reused = rendered, reused
+	for _, pg := range pages {
+		res.Warnings = append(res.Warnings, pg.Warnings...)
+	}
 	if opt.CheckExternal {
 		if err := site.CheckExternal(ctx, pages, site.ExternalOptions{}); err != nil {
 			return res, err
 		}
 	}
-	w, err := site.Write(b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot})
+	if err := stage(ctx, "write"); err != nil {
+		return res, err
+	}
+	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental})
 	if err != nil {
 		return res, err
 	}
 	res.Pages = w.Pages
 	res.Files = w.Files
+	res.Finish = w.Finish
 	return res, nil
 }
 
-// Test loads, expands and verifies the book at opt.Root, writing nothing
-// but the verification cache (and, with opt.Verify.Bless, the chapters whose
-// transcripts it rewrites).
+// stageHook, when set (by tests), is called as each stage after
+// verification starts, so that a test can interrupt the build there.
+var stageHook func(stage string)
+
+// stage returns ctx.Err() as the named stage starts: every stage honours
+// Ctrl-C, so that an interrupted build leaves the output folder as it was.
+func stage(ctx context.Context, name string) error {
+	if stageHook != nil {
+		stageHook(name)
+	}
+	return ctx.Err()
+}
+
+// Test loads, expands, verifies and renders the book at opt.Root (so a
+// figure that does not draw or a broken link fails it as it fails Build),
+// writing nothing but the caches (and, with opt.Verify.Bless, the chapters
+// whose transcripts it rewrites).
 func Test(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
-	b, _, rep, err := check(ctx, opt)
+	b, docs, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
+	if err == nil {
+		// Render too, dropping the pages, so that a figure that does
+		// not draw or a broken link fails test as it fails build.
+		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, figureCache(opt, b.Root))
+	}
 	res.Elapsed = time.Since(start)
 	return res, err
+}
+
+// figureCache returns the cache of drawn figures, kept between builds
+// beside verify's results: .bookgen-cache/figures/ (or CacheDir/figures/).
+func figureCache(opt Options, root string) *render.FigureCache {
+	dir := opt.Verify.CacheDir
+	if dir == "" {
+		dir = filepath.Join(root, ".bookgen-cache")
+	}
+	return &render.FigureCache{Dir: filepath.Join(dir, "figures")}
 }
 
 // check runs the first three stages.
@@ -192,7 +239,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 	if err := site.CheckBook(b); err != nil {
 		return b, nil, nil, err
 	}
-	docs, err := expand.All(b)
+	docs, err := expand.AllContext(ctx, b)
 	if err != nil {
 		return b, nil, nil, err
 	}
@@ -205,7 +252,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 		if b, err = book.Load(opt.Root); err != nil {
 			return nil, nil, rep, err
 		}
-		if docs, err = expand.All(b); err != nil {
+		if docs, err = expand.AllContext(ctx, b); err != nil {
 			return b, nil, rep, err
 		}
 	}
@@ -245,10 +292,73 @@ func isFile(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// PrintWarnings writes the warnings of a build, one
+// "file:line: warning: message" each.
+func PrintWarnings(w io.Writer, res *Result) {
+	if res == nil {
+		return
+	}
+	for _, e := range res.Warnings {
+		c := *e
+		c.Msg = "warning: " + c.Msg
+		fmt.Fprintln(w, c.Error())
+	}
+}
+
 // PrintError writes err as bookgen prints problems: one "file:line: message"
 // per problem, each followed by its indented detail.
 func PrintError(w io.Writer, err error) {
 	for _, e := range diag.All(err) {
 		fmt.Fprintln(w, e.Error())
 	}
+}
+
+// renderAll renders docs on every core: chapter i goes to pages[i], so the
+// result does not depend on the order the workers finish in. Each worker
+// has a Renderer of its own (a Renderer serves one goroutine); they share
+// the caches (figures is safe for concurrent use). Errors are returned in
+// chapter order.
+func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
+	pages = make([]*render.Page, len(docs))
+	errs := make([]error, len(docs))
+	workers := min(runtime.GOMAXPROCS(0), len(docs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	counts := make([][2]int, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := render.New(b)
+			r.Cache = cache
+			r.SetClaims(claims)
+			r.Figures = figures
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(docs) || ctx.Err() != nil {
+					break
+				}
+				pages[i], errs[i] = r.Render(docs[i])
+			}
+			counts[w] = [2]int{r.Rendered, r.Reused}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	var all diag.List
+	for _, e := range errs {
+		if e != nil {
+			all = append(all, diag.All(e)...)
+		}
+	}
+	if err := all.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	for _, c := range counts {
+		rendered += c[0]
+		reused += c[1]
+	}
+	return pages, rendered, reused, nil
 }

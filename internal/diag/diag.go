@@ -23,18 +23,21 @@ type Error struct {
 }
 
 // Error formats the problem as "file:line: msg" followed by the detail.
+// Long lines are cut to MaxLineBytes and the detail to MaxDetailLines
+// lines, saying how much was cut (see bound.go).
 func (e *Error) Error() string {
 	var b strings.Builder
+	msg := clipLine(e.Msg)
 	switch {
 	case e.File != "" && e.Line > 0:
-		fmt.Fprintf(&b, "%s:%d: %s", e.File, e.Line, e.Msg)
+		fmt.Fprintf(&b, "%s:%d: %s", e.File, e.Line, msg)
 	case e.File != "":
-		fmt.Fprintf(&b, "%s: %s", e.File, e.Msg)
+		fmt.Fprintf(&b, "%s: %s", e.File, msg)
 	default:
-		b.WriteString(e.Msg)
+		b.WriteString(msg)
 	}
 	if e.Detail != "" {
-		for _, l := range strings.Split(strings.TrimRight(e.Detail, "\n"), "\n") {
+		for _, l := range detailLines(e.Detail) {
 			b.WriteString("\n    ")
 			b.WriteString(l)
 		}

@@ -44,6 +44,7 @@ package expand
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,6 +68,20 @@ var utf8BOM = []byte("\ufeff")
 // MaxDepth is how deeply included Markdown files may include others
 // (mdBook's MAX_LINK_NESTED_DEPTH).
 const MaxDepth = 10
+
+// Limits on one chapter's expansion. Included Markdown files may include
+// others, so a few small files that each include the next several times
+// grow exponentially (8 files of 10 include lines, 8 levels deep, would be
+// 10^8 includes and gigabytes of text). No chapter of a book comes near
+// these limits; a chapter that reaches one is an error naming the chain of
+// includes that crossed it, and expansion stops there.
+const (
+	// MaxIncludes is how many include directives one chapter may expand,
+	// counting those inside included Markdown files.
+	MaxIncludes = 2000
+	// MaxExpandedBytes is the largest expanded chapter, in bytes.
+	MaxExpandedBytes = 16 << 20
+)
 
 // Origin is where one line of expanded Markdown came from.
 type Origin struct {
@@ -99,6 +114,11 @@ func (d *Doc) Origin(n int) Origin {
 // file's, with the chain of includes in Detail); several problems in one
 // chapter come back together as a diag.List.
 func Expand(b *book.Book, ch *book.Item) (*Doc, error) {
+	return ExpandContext(context.Background(), b, ch)
+}
+
+// ExpandContext is Expand, stopping with ctx.Err() once ctx is done.
+func ExpandContext(ctx context.Context, b *book.Book, ch *book.Item) (*Doc, error) {
 	if ch.Path == "" {
 		return nil, diag.Errorf(book.SummaryFile, ch.Line, "chapter %q is a draft: nothing to expand", ch.Title)
 	}
@@ -106,7 +126,7 @@ func Expand(b *book.Book, ch *book.Item) (*Doc, error) {
 	if err != nil {
 		return nil, diag.Errorf("", 0, "repository root %s: %v", b.Root, err)
 	}
-	x := &expander{root: b.Root, realRoot: realRoot, deps: map[string]bool{}}
+	x := &expander{ctx: ctx, root: b.Root, realRoot: realRoot, deps: map[string]bool{}}
 	file := ch.File()
 	src := splitLines(string(ch.Source), file)
 	real, err := filepath.EvalSymlinks(filepath.Join(b.Root, filepath.FromSlash(file)))
@@ -115,6 +135,9 @@ func Expand(b *book.Book, ch *book.Item) (*Doc, error) {
 	}
 	x.stack = []string{real}
 	out := x.lines(src, path.Dir(file), 0, nil)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(x.errs) == 1 {
 		return nil, x.errs[0]
 	}
@@ -146,10 +169,18 @@ func Expand(b *book.Book, ch *book.Item) (*Doc, error) {
 // the chapters that expanded cleanly and, when any did not, a diag.List of
 // every problem found.
 func All(b *book.Book) ([]*Doc, error) {
+	return AllContext(context.Background(), b)
+}
+
+// AllContext is All, stopping with ctx.Err() once ctx is done.
+func AllContext(ctx context.Context, b *book.Book) ([]*Doc, error) {
 	var docs []*Doc
 	var errs diag.List
 	for _, ch := range b.Chapters {
-		d, err := Expand(b, ch)
+		d, err := ExpandContext(ctx, b, ch)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err != nil {
 			errs = append(errs, diag.All(err)...)
 			continue
@@ -177,10 +208,14 @@ func splitLines(src, file string) []line {
 }
 
 type expander struct {
+	ctx            context.Context
 	root, realRoot string
 	stack          []string // real paths of the files being expanded
 	deps           map[string]bool
 	errs           diag.List
+	includes       int  // include directives expanded so far
+	size           int  // bytes of included text so far
+	stopped        bool // a limit was reached or ctx is done: expand no more
 }
 
 func (x *expander) fail(at Origin, chain []Origin, format string, args ...any) {
@@ -199,6 +234,10 @@ func (x *expander) fail(at Origin, chain []Origin, format string, args ...any) {
 func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []line {
 	var out []line
 	for _, l := range src {
+		if x.stopped {
+			out = append(out, l)
+			continue
+		}
 		segs, err := ScanLine(l.text)
 		if err != nil {
 			x.fail(l.origin, chain, "%v", err)
@@ -269,6 +308,18 @@ func containerPrefix(segs []Segment) (string, bool) {
 
 // include returns the lines a directive at `at` names.
 func (x *expander) include(d Directive, at Origin, dir string, depth int, chain []Origin) ([]line, bool) {
+	if x.stopped {
+		return nil, false
+	}
+	if x.ctx.Err() != nil {
+		x.stopped = true
+		return nil, false
+	}
+	if x.includes++; x.includes > MaxIncludes {
+		x.stopped = true
+		x.fail(at, chain, "more than %d includes in one chapter (counting those of included Markdown files); do included files include each other many times over?", MaxIncludes)
+		return nil, false
+	}
 	if d.Unsupported != "" {
 		x.fail(at, chain, "{{#%s}} is not supported by bookgen; use {{#include path}}, {{#include path:anchor}} or {{#include path:N:M}}", d.Unsupported)
 		return nil, false
@@ -337,8 +388,20 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		x.fail(at, chain, "{{#include %s}}: %v", d.Args, err)
 		return nil, false
 	}
+	for _, l := range sel {
+		x.size += len(l.text) + 1
+	}
+	if x.size > MaxExpandedBytes {
+		x.stopped = true
+		x.fail(at, chain, "the chapter's includes add up to more than %d MiB; do included files include each other many times over?", MaxExpandedBytes>>20)
+		return nil, false
+	}
 	if !isMarkdown(rel) {
 		return sel, true
+	}
+	if o, ok := unclosedFence(sel); ok {
+		x.fail(o, append(chain[:len(chain):len(chain)], at), "code fence opened here is not closed in %s; included, it would turn the rest of the chapter into code", rel)
+		return nil, false
 	}
 	if depth+1 >= MaxDepth {
 		x.fail(at, chain, "includes nested more than %d deep", MaxDepth)

@@ -2,7 +2,9 @@ package render
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
 )
 
@@ -77,32 +80,100 @@ func (c *Cache) put(key string, pg *Page, probes map[string]string) {
 // cacheKey hashes what the page of d is made from.
 func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "render v2\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
+	fmt.Fprintf(h, "render v3\x00%s\x00%s\x00%d\x00", d.Chapter.Path, d.Chapter.Title, len(d.Markdown))
 	h.Write(d.Markdown)
+	// The origin of every line: the file where it changes, the line
+	// number of each (binary, no formatting: a large book hashes tens of
+	// thousands per build).
+	var buf []byte
+	file := ""
 	for _, o := range d.Origins {
-		fmt.Fprintf(h, "%s:%d\x00", o.File, o.Line)
+		if o.File != file {
+			file = o.File
+			buf = append(append(append(buf, 0), file...), 0)
+		}
+		buf = binary.AppendUvarint(buf, uint64(o.Line))
 	}
-	chapters := make([]string, 0, len(r.chapters))
-	for p := range r.chapters {
-		chapters = append(chapters, p)
-	}
-	slices.Sort(chapters)
-	for _, p := range chapters {
-		fmt.Fprintf(h, "ch:%s\x00", p)
-	}
-	fmt.Fprintf(h, "repo:%s\x00root:%s", r.book.Config.Repository, r.book.Root)
+	h.Write(buf)
+	h.Write(r.bookKey[:])
+	r.claimsKey(h, d)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// stat looks up a repository-relative path and records the answer.
+// bookHash hashes what every page of the book is made from besides its own
+// Markdown: the set of chapters (links are checked against it), the
+// repository URL and the root. It is computed once per Renderer, so that
+// a cache key costs the size of its chapter, not of the book.
+func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
+	h := sha256.New()
+	names := make([]string, 0, len(chapters))
+	for p := range chapters {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	for _, p := range names {
+		fmt.Fprintf(h, "ch:%s\x00", p)
+	}
+	fmt.Fprintf(h, "repo:%s\x00root:%s", b.Config.Repository, b.Root)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// stat looks up a repository-relative path and records the answer. A path
+// that resolves, through a symbolic link, outside the repository is
+// reported as missing (an error wrapping ErrOutside): the site stage does
+// not publish such a file, so a link to it would be broken.
 func (r *Renderer) stat(repoPath string) (fs.FileInfo, error) {
-	fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(repoPath)))
+	fi, err := statInside(r.book.Root, repoPath)
 	r.probe("stat:"+repoPath, statString(fi, err))
 	return fi, err
 }
 
+// ErrOutside is returned (wrapped) for a repository path that a symbolic
+// link takes outside the repository.
+var ErrOutside = errors.New("resolves outside the repository")
+
+// ErrNotPublished is returned (wrapped) for a path under book/ that the
+// site stage does not copy: a hidden file or folder (".name") or an
+// editor's leftover (book.Scratch).
+var ErrNotPublished = errors.New("is not published")
+
+// statInside is os.Stat of root/repoPath, refusing a path whose real
+// location (symbolic links resolved) is outside root's.
+func statInside(root, repoPath string) (fs.FileInfo, error) {
+	if rest, ok := strings.CutPrefix(repoPath, "book/"); ok {
+		for _, part := range strings.Split(rest, "/") {
+			if strings.HasPrefix(part, ".") || book.Scratch(part) {
+				return nil, fmt.Errorf("%s: %w", repoPath, ErrNotPublished)
+			}
+		}
+	}
+	abs := filepath.Join(root, filepath.FromSlash(repoPath))
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, err
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("%s: %w (%s)", repoPath, ErrOutside, real)
+	}
+	return fi, nil
+}
+
 func statString(fi fs.FileInfo, err error) string {
 	switch {
+	case errors.Is(err, ErrOutside):
+		return "outside"
+	case errors.Is(err, ErrNotPublished):
+		return "unpublished"
 	case err != nil:
 		return "missing"
 	case fi.IsDir():
@@ -123,7 +194,7 @@ func (r *Renderer) reprobe(name string) string {
 	kind, p, _ := strings.Cut(name, ":")
 	switch kind {
 	case "stat":
-		fi, err := os.Stat(filepath.Join(r.book.Root, filepath.FromSlash(p)))
+		fi, err := statInside(r.book.Root, p)
 		return statString(fi, err)
 	case "main":
 		data, err := os.ReadFile(filepath.Join(r.book.Root, filepath.FromSlash(p)))

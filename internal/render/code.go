@@ -66,6 +66,10 @@ func (nr *nodeRenderer) fenced(w util.BufWriter, src []byte, node ast.Node, ente
 		info = string(n.Info.Segment.Value(src))
 	}
 	ci := parseInfo(info)
+	if fig := figureOf(n); fig != nil {
+		writeFigure(w, n, ci.Lang, fig)
+		return ast.WalkSkipChildren, nil
+	}
 	ci.SrcFile = attrString(n, attrSrcFile)
 	ci.SrcURL = attrString(n, attrSrcURL)
 	ci.Try = attrString(n, attrTry)

@@ -47,22 +47,20 @@ func Reserved(id string) bool {
 
 // NormalizeID turns a heading's plain text into an id with mdBook's rule
 // (mdbook::utils::normalize_id): Unicode letters and numbers (Rust's
-// char::is_alphanumeric, which counts vowel signs such as Devanagari "ि"
-// as letters), "_" and "-" are kept, ASCII letters are lowercased (other letters keep their case,
-// as in mdBook), each whitespace character becomes "-", and everything
-// else is dropped. The text is trimmed first, as mdBook's id_from_content
-// does. "Épocas y fencing — ünïcode 日本語" gives
-// "Épocas-y-fencing--ünïcode-日本語". The result is "" when nothing is
-// kept.
+// char::is_alphanumeric, which counts vowel signs such as Devanagari "ি"
+// as letters), "_" and "-" are kept and lowercased with Unicode's rules
+// (Rust's char::to_lowercase, which mdBook applies to every kept character
+// since its change from ASCII-only lowercasing), each whitespace character
+// becomes "-", and everything else is dropped. The text is trimmed first,
+// as mdBook's id_from_content does. "Épocas y fencing — Ünïcode 日本語"
+// gives "épocas-y-fencing--ünïcode-日本語", "## Überblick" gives
+// "überblick". The result is "" when nothing is kept.
 func NormalizeID(text string) string {
 	var b strings.Builder
 	for _, c := range strings.TrimSpace(text) {
 		switch {
 		case alphanumeric(c) || c == '_' || c == '-':
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			b.WriteRune(c)
+			b.WriteString(lowerRune(c))
 		case unicode.IsSpace(c):
 			b.WriteByte('-')
 		}
@@ -135,4 +133,15 @@ func (t *idTable) assign(doc ast.Node, src []byte) {
 // number (Nd, Nl, No).
 func alphanumeric(c rune) bool {
 	return unicode.IsLetter(c) || unicode.IsNumber(c) || unicode.Is(unicode.Other_Alphabetic, c)
+}
+
+// lowerRune is Rust's char::to_lowercase: the rune's Unicode lowercase
+// mapping, which for U+0130 (İ, capital I with dot above) is two runes,
+// "i" and U+0307 (combining dot above), where Go's unicode.ToLower gives
+// one.
+func lowerRune(c rune) string {
+	if c == '\u0130' {
+		return "i\u0307"
+	}
+	return string(unicode.ToLower(c))
 }

@@ -11,6 +11,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html"
 	"net/url"
@@ -56,6 +57,10 @@ type Page struct {
 	// External lists every http and https link of the page, for the
 	// optional external link check (bookgen build --check-external).
 	External []ExternalLink
+	// Warnings are problems that do not stop the build: raw HTML the
+	// site's Content-Security-Policy blocks (<script>, <iframe>, <style>,
+	// style= and on...= attributes, javascript: links), at its line.
+	Warnings []*diag.Error
 }
 
 // ExternalLink is a link that leaves the site.
@@ -99,11 +104,16 @@ type Renderer struct {
 	// Rendered and Reused count the chapters rendered and those taken
 	// from Cache by this Renderer.
 	Rendered, Reused int
+	// Figures draws the d2 and goat blocks (see DrawFigure) and keeps
+	// the drawings; nil draws every figure afresh.
+	Figures *FigureCache
 
 	book     *book.Book
 	md       goldmark.Markdown
 	chapters map[string]bool   // book-relative paths of non-draft chapters
 	probes   map[string]string // what the current render learnt from the file system
+	claims   claimIndex        // see SetClaims
+	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
 }
 
 // New returns a Renderer for b. Links are resolved against b's chapters and
@@ -116,6 +126,7 @@ func New(b *book.Book) *Renderer {
 			r.chapters[ch.Path] = true
 		}
 	}
+	r.bookKey = bookHash(b, r.chapters)
 	r.md = goldmark.New(
 		goldmark.WithExtensions(
 			// GFM without its table: the table is added below so that a
@@ -136,7 +147,7 @@ func New(b *book.Book) *Renderer {
 		),
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
-			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100), util.Prioritized(claimRenderer{}, 100)),
 		),
 	)
 	return r
@@ -163,6 +174,8 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 
 // render renders d without the cache.
 func (r *Renderer) render(d *expand.Doc) (*Page, error) {
+	d, generated := r.withChecksTable(d)
+	claimCount := map[string]int{}
 	src := d.Markdown
 	ids := newIDTable()
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
@@ -202,35 +215,44 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				pg.Title = t
 			}
 			return ast.WalkSkipChildren, nil
+		case *ast.HTMLBlock, *ast.RawHTML:
+			if raw, off, ok := htmlNodeText(n, src); ok {
+				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
+			}
 		case *ast.Link:
+			file, line := origin(d, lines.line(inlineStart(n, src)))
+			r.markClaim(chPath, n, generated[lines.line(linkStart(n))], claimCount)
+			if isJavaScriptURL(string(n.Destination)) {
+				pg.Warnings = append(pg.Warnings, &diag.Error{File: file, Line: line,
+					Msg: fmt.Sprintf("link to %q: the site's Content-Security-Policy (script-src 'self', netlify.toml) blocks javascript: URLs, so it will do nothing", string(n.Destination))})
+			}
 			dest, lk, e := r.rewrite(chPath, string(n.Destination))
 			if e != nil {
-				file, line := origin(d, lines.line(blockStart(n)))
 				e.File, e.Line = file, line
 				errs = append(errs, e)
 				return ast.WalkContinue, nil
 			}
 			n.Destination = []byte(dest)
 			if isExternal(dest) {
-				file, line := origin(d, lines.line(blockStart(n)))
 				pg.External = append(pg.External, ExternalLink{URL: dest, File: file, Line: line})
 			}
 			if lk != nil {
-				lk.File, lk.Line = origin(d, lines.line(blockStart(n)))
+				lk.File, lk.Line = file, line
 				pg.Links = append(pg.Links, *lk)
 			}
 		case *ast.AutoLink:
 			if n.AutoLinkType == ast.AutoLinkURL {
 				if u := string(n.URL(src)); isExternal(u) {
-					file, line := origin(d, lines.line(blockStart(n)))
+					file, line := origin(d, lines.line(inlineStart(n, src)))
 					pg.External = append(pg.External, ExternalLink{URL: u, File: file, Line: line})
 				}
 			}
 		case *ast.FencedCodeBlock:
 			r.markSource(d, n, lines)
+			errs = append(errs, r.figure(d, n, src, lines)...)
 		case *ast.Image:
 			if e := r.checkImage(chPath, string(n.Destination)); e != nil {
-				e.File, e.Line = origin(d, lines.line(blockStart(n)))
+				e.File, e.Line = origin(d, lines.line(inlineStart(n, src)))
 				errs = append(errs, e)
 			}
 		}
@@ -293,7 +315,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		if r.book.Root != "" {
 			fi, err := r.stat(repoPath)
 			if err != nil {
-				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+				return "", nil, missing("link", dest, repoPath, err)
 			}
 			// A folder is a page only through its index: a chapter
 			// index.md (written as index.html) or a copied index.html.
@@ -307,7 +329,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	}
 	fi, err := r.stat(repoPath)
 	if err != nil {
-		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which does not exist", dest, repoPath)}
+		return "", nil, missing("link", dest, repoPath, err)
 	}
 	repo := strings.TrimSuffix(r.book.Config.Repository, "/")
 	if repo == "" {
@@ -399,10 +421,22 @@ func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 	}
 	if r.book.Root != "" {
 		if _, err := r.stat(repoPath); err != nil {
-			return &diag.Error{Msg: fmt.Sprintf("image %q names %s, which does not exist", dest, repoPath)}
+			return missing("image", dest, repoPath, err)
 		}
 	}
 	return nil
+}
+
+// missing is the error for a link or image whose file r.stat did not find
+// or refused.
+func missing(what, dest, repoPath string, err error) *diag.Error {
+	if errors.Is(err, ErrNotPublished) {
+		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a hidden file or an editor's leftover, which the site does not publish", what, dest, repoPath)}
+	}
+	if errors.Is(err, ErrOutside) {
+		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a symbolic link that leads outside the repository; the site publishes only files inside it", what, dest, repoPath)}
+	}
+	return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, which does not exist", what, dest, repoPath)}
 }
 
 // origin maps a 1-based line of the expanded Markdown to its source.
@@ -412,6 +446,82 @@ func origin(d *expand.Doc, line int) (string, int) {
 		return o.File, o.Line
 	}
 	return d.Chapter.File(), line
+}
+
+// inlineStart returns the byte offset where inline node n (a link, an
+// image, an autolink) is written: the start of its first text (for a link
+// whose text starts on a later line of a paragraph than the paragraph
+// itself), else the end of the text before it, else the start of its
+// block. An error about a link is reported at the link's own line, not at
+// its paragraph's first line.
+func inlineStart(n ast.Node, src []byte) int {
+	if off := firstSegment(n); off >= 0 {
+		return off
+	}
+	if al, ok := n.(*ast.AutoLink); ok {
+		// An autolink keeps its text out of the tree; find it after the
+		// text that precedes it.
+		url := al.URL(src)
+		from := 0
+		if prev := lastSegmentBefore(n, src); prev >= 0 {
+			from = prev
+		} else if b := blockStart(n); b >= 0 {
+			from = b
+		}
+		if i := bytes.Index(src[from:], url); i >= 0 {
+			return from + i
+		}
+	}
+	if prev := lastSegmentBefore(n, src); prev >= 0 {
+		return prev
+	}
+	return blockStart(n)
+}
+
+// firstSegment is the source offset of the first text under n, -1 if none.
+func firstSegment(n ast.Node) int {
+	if t, ok := n.(*ast.Text); ok {
+		return t.Segment.Start
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if off := firstSegment(c); off >= 0 {
+			return off
+		}
+	}
+	return -1
+}
+
+// lastSegment is the source offset of the end of the last text under n,
+// -1 if none.
+func lastSegment(n ast.Node, src []byte) int {
+	if t, ok := n.(*ast.Text); ok {
+		if t.SoftLineBreak() || t.HardLineBreak() {
+			// What follows starts on the next line.
+			if i := bytes.IndexByte(src[t.Segment.Stop:], '\n'); i >= 0 {
+				return t.Segment.Stop + i + 1
+			}
+		}
+		return t.Segment.Stop
+	}
+	for c := n.LastChild(); c != nil; c = c.PreviousSibling() {
+		if off := lastSegment(c, src); off >= 0 {
+			return off
+		}
+	}
+	return -1
+}
+
+// lastSegmentBefore is the end of the last text written before inline node
+// n within its block, -1 if none.
+func lastSegmentBefore(n ast.Node, src []byte) int {
+	for p := n; p != nil && p.Type() != ast.TypeBlock; p = p.Parent() {
+		for s := p.PreviousSibling(); s != nil; s = s.PreviousSibling() {
+			if off := lastSegment(s, src); off >= 0 {
+				return off
+			}
+		}
+	}
+	return -1
 }
 
 // blockStart returns the byte offset of the first line of the nearest block
@@ -494,6 +604,10 @@ func blockText(n ast.Node, src []byte) string {
 		}
 		switch c.(type) {
 		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			if fig := figureOf(c); fig != nil {
+				parts = append(parts, fig.Text)
+				return ast.WalkSkipChildren, nil
+			}
 			var b strings.Builder
 			for i := 0; i < c.Lines().Len(); i++ {
 				seg := c.Lines().At(i)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,7 +162,7 @@ func TestLinksRewritten(t *testing.T) {
 		{Target: "ownership.md", File: "book/introduction.md", Line: 1},
 		{Target: "ownership.md", Fragment: "rule", File: "book/introduction.md", Line: 1},
 		{Target: "part/deep.md", File: "book/introduction.md", Line: 1},
-		{Target: "introduction.md", Fragment: "local", File: "book/introduction.md", Line: 1},
+		{Target: "introduction.md", Fragment: "local", File: "book/introduction.md", Line: 2}, // its own line
 	}
 	if len(pg.Links) != len(wantLinks) {
 		t.Fatalf("Links = %+v", pg.Links)
@@ -473,25 +474,27 @@ func TestCacheReusesUnchangedPages(t *testing.T) {
 
 // TestHeadingIDsFollowMdBook checks mdBook's id rule (mdbook::utils::
 // normalize_id and unique_id_from_content): Unicode letters and digits are
-// kept, ASCII is lowercased, whitespace becomes "-", other punctuation is
+// kept and lowercased with Unicode's rules (Ü, Ε, É as well as ASCII), whitespace becomes "-", other punctuation is
 // dropped, a link counts by its text, and a repeated id gets "-1", "-2".
 func TestHeadingIDsFollowMdBook(t *testing.T) {
 	b := testBook(t)
 	md := "## Épocas y fencing — ünïcode 日本語\n\n## Ελληνικά\n\n## 日本語\n\n" +
-		"## The `Fence` [rule](https://example.org/x)\n\n## C++ & Go: 2 epochs\n\n## Épocas y fencing — ünïcode 日本語\n\n## !!!\n\n## हिन्दी ½\n"
+		"## The `Fence` [rule](https://example.org/x)\n\n## C++ & Go: 2 epochs\n\n## Épocas y fencing — ünïcode 日本語\n\n## !!!\n\n## हिन्दी ½\n\n## Überblick\n\n## İstanbul\n"
 	pg, err := New(b).Render(doc(b, 1, md))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
-		"Épocas-y-fencing--ünïcode-日本語",
-		"Ελληνικά",
+		"épocas-y-fencing--ünïcode-日本語",
+		"ελληνικά",
 		"日本語",
 		"the-fence-rule",
 		"c--go-2-epochs",
-		"Épocas-y-fencing--ünïcode-日本語-1",
+		"épocas-y-fencing--ünïcode-日本語-1",
 		"heading",
 		"हिनदी-½", // vowel signs are Alphabetic, the virama is not; ½ is a number (No)
+		"überblick",
+		"i\u0307stanbul", // Rust's char::to_lowercase('İ') is "i" + U+0307
 	}
 	if len(pg.Headings) != len(want) {
 		t.Fatalf("got %d headings, want %d: %+v", len(pg.Headings), len(want), pg.Headings)
@@ -556,5 +559,52 @@ func TestExplicitReservedIDRefused(t *testing.T) {
 	want := `book/ownership.md:3: heading id "content" is used by the page template`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("err = %v, want %q...", err, want)
+	}
+}
+
+// TestLinkErrorsNameTheLinksLine checks that a bad link or image in the
+// middle of a paragraph is reported at the line it is written on, not at
+// the paragraph's first line (issue 9: ":21" for a link on line 23), and
+// that links collected for the link check carry their own lines.
+func TestLinkErrorsNameTheLinksLine(t *testing.T) {
+	b := testBook(t)
+	para := "Intro.\n\n" + // 1-2
+		"A paragraph starts here,\n" + // 3
+		"goes on,\n" + // 4
+		"and links to %s on its third line.\n" // 5
+	cases := map[string]string{
+		"link":            "[a missing chapter](nope.md)",
+		"code text":       "[`code`](../examples/nope.go)",
+		"empty text":      "[](nope.md)",
+		"image":           "![a missing picture](nope.png)",
+		"at line start":   "\n[x](nope.md)",
+		"after hard line": "\\\n[x](nope.md)",
+	}
+	for name, link := range cases {
+		t.Run(name, func(t *testing.T) {
+			md := fmt.Sprintf(para, link)
+			want := 5
+			if strings.HasPrefix(link, "\n") || strings.HasPrefix(link, "\\\n") {
+				want = 6
+			}
+			_, err := New(b).Render(doc(b, 0, md))
+			es := diag.All(err)
+			if len(es) != 1 {
+				t.Fatalf("err = %v, want one diag error", err)
+			}
+			if es[0].Line != want {
+				t.Errorf("error at line %d, want %d (%v)", es[0].Line, want, es[0])
+			}
+		})
+	}
+	pg, err := New(b).Render(doc(b, 0, "Intro.\n\nFirst line,\nsecond [ch](ownership.md#x) and\n<https://example.org/b> third.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pg.Links) != 1 || pg.Links[0].Line != 4 {
+		t.Errorf("Links = %+v, want one at line 4", pg.Links)
+	}
+	if len(pg.External) != 1 || pg.External[0].Line != 5 {
+		t.Errorf("External = %+v, want one at line 5", pg.External)
 	}
 }

@@ -1,10 +1,22 @@
 // bookgen serve: reload the page after a good rebuild, swap the stylesheet
 // after a change to CSS only, show the problems (file:line, with a
-// transcript's diff) over the page after a bad one.
+// transcript's diff) over the page after a bad one, and show the progress
+// of the first build on the "building" page.
 (function () {
   "use strict";
   var shown = null;
-  var id = null;
+  // The build this page comes from (data-build of this script): a page
+  // served before a build landed, whose events stream opened after it, is
+  // reloaded on "hello" instead of waiting for a "reload" it missed.
+  var me = document.currentScript;
+  var id = (me && me.getAttribute("data-build")) || null;
+
+  // The "building" page, styled here (no inline styles: CSP).
+  var building = document.getElementById("bookgen-building");
+  if (building) {
+    building.style.cssText = "max-width:40rem;margin:15vh auto;padding:0 1rem;" +
+      "font:16px/1.6 system-ui,-apple-system,Segoe UI,Roboto,sans-serif";
+  }
 
   function hide() {
     if (shown) { shown.remove(); shown = null; }
@@ -76,4 +88,8 @@
     swapCSS(lines[1]);
   });
   es.addEventListener("build-error", function (e) { show(e.data); });
+  es.addEventListener("progress", function (e) {
+    var p = document.getElementById("bookgen-progress");
+    if (p) p.textContent = e.data;
+  });
 })();

@@ -14,8 +14,19 @@
 //	                    change to theme/*.css caused: the page swaps its stylesheet
 //	                    without reloading,
 //	                    "build-error" (data: the problems, one per line, with their
-//	                    details, such as a transcript's diff) after a bad one
-//	/__bookgen/live.js  the script injected before </body> of every served page
+//	                    details, such as a transcript's diff) after a bad one,
+//	                    "progress" (data: "12 of 64 checks done; running go test
+//	                    ./examples/x (8s)") while a build verifies, until one has
+//	                    succeeded (for the "building" page); a slow tab gets the
+//	                    latest only
+//	/__bookgen/live.js  the script injected before </body> of every served page,
+//	                    as <script src="/__bookgen/live.js" data-build="ID">: a
+//	                    page whose ID is not the one "hello" names is reloaded
+//
+// The first build of a fresh clone runs every example's tests (minutes on
+// empty Go caches). The server answers from the start: until a site exists,
+// every page is a "building" page (503, Retry-After) that shows the
+// progress and becomes the book when the first build lands.
 package serve
 
 import (
@@ -37,6 +48,8 @@ import (
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/render"
+	"github.com/ownership-book/ownership/internal/site"
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // Options configure Run.
@@ -45,7 +58,7 @@ type Options struct {
 	// Log receives the URL, one summary line per build and every build error.
 	Log io.Writer
 	// Debounce is how long the sources must be quiet before a rebuild
-	// (100ms when zero).
+	// (DefaultDebounce when zero).
 	Debounce time.Duration
 	// Poll, when positive, replaces file system events (fsnotify) by
 	// comparing every watched file's modification time and size at this
@@ -64,7 +77,17 @@ const (
 //go:embed live.js
 var liveJS []byte
 
-var scriptTag = []byte(`<script src="` + ScriptPath + `"></script>`)
+// scriptTag is the live-reload script element for a page of build id.
+func scriptTag(id string) []byte {
+	return []byte(`<script src="` + ScriptPath + `" data-build="` + htmlEscape(id) + `"></script>`)
+}
+
+// DefaultDebounce is how long the sources must be quiet before a rebuild
+// when Options.Debounce is not set: long enough to take an editor's save
+// (a write, or a new file renamed over the old one, and a few events
+// within a millisecond or two) as one change, short enough to leave most
+// of the 50 ms a reader notices to the rebuild itself.
+const DefaultDebounce = 20 * time.Millisecond
 
 // Run builds the book, serves its output folder on ln and rebuilds on every
 // change until ctx is done. It returns nil after a clean shutdown; a failed
@@ -74,7 +97,7 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 		opt.Log = io.Discard
 	}
 	if opt.Debounce <= 0 {
-		opt.Debounce = 100 * time.Millisecond
+		opt.Debounce = DefaultDebounce
 	}
 	if opt.BuildFunc == nil {
 		opt.BuildFunc = build.Build
@@ -87,7 +110,29 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 		// again (verification has its own cache on disk).
 		opt.Build.Renders = &render.Cache{}
 	}
-	s := &server{opt: opt, out: opt.Build.OutDir(), clients: map[chan event]bool{}, nonce: time.Now().UnixNano()}
+	if opt.Build.Incremental == nil {
+		// ... and write only the files that changed.
+		opt.Build.Incremental = &site.Incremental{}
+	}
+	s := &server{opt: opt, out: opt.Build.OutDir(), clients: map[*client]bool{}, nonce: time.Now().UnixNano()}
+	// Progress goes to the terminal (unless -v logs every check) and to
+	// the open tabs.
+	s.progressLine = build.NewProgressLine(opt.Log)
+	defer s.progressLine.Stop()
+	term := s.progressLine.Update
+	if opt.Build.Verify.Log != nil {
+		term = nil
+	}
+	prev := opt.Build.Verify.Progress
+	s.opt.Build.Verify.Progress = func(p verify.Progress) {
+		if prev != nil {
+			prev(p)
+		}
+		if term != nil {
+			term(p)
+		}
+		s.setProgress(p)
+	}
 
 	w, err := newWatcher(opt.Build.Root, s.out, opt.Poll)
 	if err != nil {
@@ -100,21 +145,29 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 		how = fmt.Sprintf("polling every %s", opt.Poll)
 	}
 	fmt.Fprintf(opt.Log, "bookgen: serving %s on http://%s/ (%s)\n", s.out, ln.Addr(), how)
-	s.rebuild(ctx, nil)
 
+	// Serve at once: during the first build (minutes on a fresh clone)
+	// the browser gets the "building" page, not a connection that hangs.
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
+	ctx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
 	loopDone := make(chan struct{})
 	go func() {
 		defer close(loopDone)
+		s.rebuild(ctx, nil)
 		w.run(ctx, opt.Debounce, func(changed []string) { s.rebuild(ctx, changed) })
 	}()
 
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
+		if err != nil {
+			// The loop stops with the context; end it.
+			stopLoop()
+		}
 	}
 	s.closeClients()
 	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -132,16 +185,50 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 type event struct{ name, data string }
 
 type server struct {
-	opt   Options
-	out   string
-	nonce int64
+	opt          Options
+	out          string
+	nonce        int64
+	progressLine *build.ProgressLine
 
-	mu      sync.Mutex
-	gen     int    // builds done
-	good    int    // number of the last good build, 0 before one
-	lastErr string // the last build's problems, "" when it succeeded
-	clients map[chan event]bool
-	closed  bool
+	mu       sync.Mutex
+	headers  []headerRule // netlify.toml's [[headers]], read at each build
+	gen      int          // builds started
+	good     int          // number of the last good build, 0 before one
+	lastErr  string       // the last build's problems, "" when it succeeded
+	progress string       // the running build's progress (ProgressText), "" between builds
+	clients  map[*client]bool
+	closed   bool
+}
+
+// client is one open events stream: ev carries the events, progress the
+// latest progress only (a tab that reads slowly skips to the newest, and
+// progress never crowds out a "reload").
+type client struct {
+	ev       chan event
+	progress chan string
+}
+
+// setProgress records the running build's progress and, until a build
+// has succeeded (the tabs may show the "building" page), sends it to the
+// open tabs.
+func (s *server) setProgress(p verify.Progress) {
+	text := build.ProgressText(p, time.Now())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.progress = text
+	if s.good > 0 {
+		return
+	}
+	for c := range s.clients {
+		select {
+		case <-c.progress: // drop the older one
+		default:
+		}
+		select {
+		case c.progress <- text:
+		default:
+		}
+	}
 }
 
 // buildID names the site currently served.
@@ -159,7 +246,18 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	if line := changeLine(s.opt.Build.Root, changed); line != "" {
 		fmt.Fprintln(s.opt.Log, line)
 	}
+	rules, herr := readHeaderRules(s.opt.Build.Root)
+	if herr != nil {
+		fmt.Fprintf(s.opt.Log, "bookgen: %v; serving without its headers\n", herr)
+	}
+	s.mu.Lock()
+	s.headers = rules
+	s.mu.Unlock()
 	res, err := s.opt.BuildFunc(ctx, s.opt.Build)
+	s.progressLine.Clear()
+	s.mu.Lock()
+	s.progress = ""
+	s.mu.Unlock()
 	if ctx.Err() != nil {
 		return
 	}
@@ -177,6 +275,7 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 		s.broadcast(event{"build-error", msg})
 		return
 	}
+	build.PrintWarnings(s.opt.Log, res)
 	fmt.Fprintf(s.opt.Log, "bookgen: build %d: %s\n", n, res.Summary())
 	s.mu.Lock()
 	s.good = n
@@ -186,9 +285,16 @@ func (s *server) rebuild(ctx context.Context, changed []string) {
 	s.mu.Unlock()
 	if css := res.Stylesheet(); css != "" && !wasBroken && onlyCSS(changed) {
 		s.broadcast(event{"css", id + "\n" + css})
-		return
+	} else {
+		s.broadcast(event{"reload", id})
 	}
-	s.broadcast(event{"reload", id})
+	// The open pages reload first; print.html and the search index,
+	// which show every chapter, follow.
+	if res.Finish != nil {
+		if err := res.Finish(); err != nil {
+			fmt.Fprintf(s.opt.Log, "bookgen: build %d: writing print.html and the search index failed: %v\n", n, err)
+		}
+	}
 }
 
 // serving says what a failed build leaves the browsers with: the last good
@@ -223,7 +329,7 @@ func (s *server) broadcast(ev event) {
 	defer s.mu.Unlock()
 	for c := range s.clients {
 		select {
-		case c <- ev:
+		case c.ev <- ev:
 		default: // a slow client misses an event; it reconnects or reloads later
 		}
 	}
@@ -234,12 +340,16 @@ func (s *server) closeClients() {
 	defer s.mu.Unlock()
 	s.closed = true
 	for c := range s.clients {
-		close(c)
+		close(c.ev)
 		delete(s.clients, c)
 	}
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	rules := s.headers
+	s.mu.Unlock()
+	setHeaders(w.Header(), rules, r.URL.Path)
 	switch r.URL.Path {
 	case EventsPath:
 		s.events(w, r)
@@ -292,18 +402,26 @@ func (s *server) serveHTML(w http.ResponseWriter, name string, status int) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write(inject(data))
+	_, _ = w.Write(inject(data, s.currentID()))
 }
 
-// inject puts the live-reload script before the last </body>, or at the end.
-func inject(page []byte) []byte {
+func (s *server) currentID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buildID()
+}
+
+// inject puts the live-reload script of build id before the last </body>,
+// or at the end.
+func inject(page []byte, id string) []byte {
+	tag := scriptTag(id)
 	i := bytes.LastIndex(page, []byte("</body>"))
 	if i < 0 {
-		return append(append([]byte{}, page...), scriptTag...)
+		return append(append([]byte{}, page...), tag...)
 	}
-	out := make([]byte, 0, len(page)+len(scriptTag)+1)
+	out := make([]byte, 0, len(page)+len(tag)+1)
 	out = append(out, page[:i]...)
-	out = append(out, scriptTag...)
+	out = append(out, tag...)
 	out = append(out, '\n')
 	return append(out, page[i:]...)
 }
@@ -314,11 +432,19 @@ func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
 		s.serveHTML(w, nf, http.StatusNotFound)
 		return
 	}
-	// No site yet (the first build failed): a bare page that shows the
-	// error and reloads when a build succeeds.
+	// No site yet. While the first build runs: the "building" page.
 	s.mu.Lock()
 	msg := s.lastErr
+	building := s.good == 0 && s.lastErr == "" // no build has ended yet
+	progress := s.progress
+	id := s.buildID()
 	s.mu.Unlock()
+	if building {
+		s.buildingPage(w, progress, id)
+		return
+	}
+	// The first build failed: a bare page that shows the error and
+	// reloads when a build succeeds.
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusNotFound)
 	page := "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>bookgen</title></head><body><h1>Not found</h1>"
@@ -326,7 +452,32 @@ func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
 		page += "<p>The book does not build yet:</p><pre>" + htmlEscape(msg) + "</pre>"
 	}
 	page += "</body></html>\n"
-	_, _ = w.Write(inject([]byte(page)))
+	_, _ = w.Write(inject([]byte(page), id))
+}
+
+// buildingPage answers while the first build runs and no site exists: 503
+// with Retry-After (the page is not there yet), a page that says so and
+// shows the progress, and the live-reload script, which reloads it into
+// the book when the build lands. No inline script or style: the page obeys
+// the site's Content-Security-Policy.
+func (s *server) buildingPage(w http.ResponseWriter, progress, id string) {
+	if progress == "" {
+		progress = "Loading the book…"
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Retry-After", "2")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	page := "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" +
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">" +
+		"<title>Building the book… · bookgen</title></head>\n<body>\n" +
+		"<main id=\"bookgen-building\">\n<h1>Building the book…</h1>\n" +
+		"<p>bookgen checks every example (it compiles, vets and tests them and runs each transcript) " +
+		"before it writes a page. The first build on a fresh clone takes a few minutes; later ones are cached. " +
+		"This page turns into the book when the build is done.</p>\n" +
+		"<p id=\"bookgen-progress\" role=\"status\" aria-live=\"polite\">" + htmlEscape(progress) + "</p>\n" +
+		"</main>\n</body></html>\n"
+	_, _ = w.Write(inject([]byte(page), id))
 }
 
 func htmlEscape(s string) string {
@@ -340,7 +491,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	c := make(chan event, 8)
+	c := &client{ev: make(chan event, 8), progress: make(chan string, 1)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -350,6 +501,9 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	s.clients[c] = true
 	hello := event{"hello", s.buildID()}
 	lastErr := s.lastErr
+	if s.progress != "" && s.good == 0 {
+		c.progress <- s.progress
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -376,11 +530,14 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case ev, ok := <-c:
+		case ev, ok := <-c.ev:
 			if !ok {
 				return
 			}
 			writeEvent(w, ev)
+			fl.Flush()
+		case p := <-c.progress:
+			writeEvent(w, event{"progress", p})
 			fl.Flush()
 		case <-keepAlive.C:
 			_, _ = io.WriteString(w, ": keep-alive\n\n")

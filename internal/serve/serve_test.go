@@ -106,7 +106,7 @@ func TestServeReloadsAndReportsErrors(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(body, "first") || !strings.Contains(body, `<script src="/__bookgen/live.js"></script>`) {
+	if !strings.Contains(body, "first") || !strings.Contains(body, `<script src="/__bookgen/live.js" data-build="`) {
 		t.Fatalf("page = %q", body)
 	}
 	if code, js := get(t, base+ScriptPath); code != 200 || !strings.Contains(js, "EventSource") {
@@ -187,12 +187,12 @@ func TestServeReloadsAndReportsErrors(t *testing.T) {
 }
 
 func TestInject(t *testing.T) {
-	got := string(inject([]byte("<html><body><p>x</p></body></html>")))
-	want := "<html><body><p>x</p>" + string(scriptTag) + "\n</body></html>"
+	got := string(inject([]byte("<html><body><p>x</p></body></html>"), "id-1"))
+	want := "<html><body><p>x</p>" + `<script src="/__bookgen/live.js" data-build="id-1"></script>` + "\n</body></html>"
 	if got != want {
 		t.Errorf("inject = %q", got)
 	}
-	if got := string(inject([]byte("frag"))); got != "frag"+string(scriptTag) {
+	if got := string(inject([]byte("frag"), "id-1")); got != "frag"+string(scriptTag("id-1")) {
 		t.Errorf("inject without body = %q", got)
 	}
 }

@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ownership-book/ownership/internal/book"
 )
 
 // Watched lists what a change to rebuilds for: these folders of the
 // repository root, recursively, and these files in the root itself.
 var (
 	WatchedDirs  = []string{"book", "examples", "theme"}
-	WatchedFiles = []string{"go.mod", "go.sum"}
+	WatchedFiles = []string{"go.mod", "go.sum", NetlifyFile}
 )
 
 // watcher reports changes under the watched folders of a repository,
@@ -117,29 +119,10 @@ func (w *watcher) relevant(p string) (string, bool) {
 	return rel, true
 }
 
-// scratch reports whether name is an editor's or tool's temporary or backup
-// file: Emacs (name~, #name#, .#name), Vim (.name.swp, .swx, and 4913, the
-// file Vim creates to test a folder), GNU sed -i (sed plus six letters or
-// digits, renamed over the real file), JetBrains safe write
-// (name___jb_tmp___, name___jb_old___). Names starting with "." are skipped
-// before this is asked.
-func scratch(name string) bool {
-	switch {
-	case strings.HasSuffix(name, "~"), strings.HasSuffix(name, ".swp"), strings.HasSuffix(name, ".swx"),
-		strings.HasPrefix(name, "#"), name == "4913",
-		strings.HasSuffix(name, "___jb_tmp___"), strings.HasSuffix(name, "___jb_old___"):
-		return true
-	}
-	if rest, ok := strings.CutPrefix(name, "sed"); ok && len(rest) == 6 {
-		for _, c := range rest {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
+// scratch reports whether name is an editor's or tool's temporary or
+// backup file (book.Scratch, the list the site stage's copy uses too).
+// Names starting with "." are skipped before this is asked.
+func scratch(name string) bool { return book.Scratch(name) }
 
 // run calls rebuild with the changed paths once no change has arrived for
 // quiet, until ctx is done. Changes that arrive during a rebuild lead to

@@ -104,7 +104,7 @@ func TestThemeContrast(t *testing.T) {
 		{"--fg", "--code-bg"}, {"--muted", "--code-bg"}, {"--link", "--code-bg"},
 		{"--sidebar-fg", "--sidebar-bg"}, {"--muted", "--sidebar-bg"}, {"--link", "--sidebar-bg"},
 		{"--link", "--current-bg"}, {"--muted", "--current-bg"}, {"--fg", "--current-bg"},
-		{"--note-fg", "--note-bg"}, {"--mark-fg", "--mark-bg"}, {"--fg", "--hl-line"},
+		{"--note-fg", "--note-bg"}, {"--mark-fg", "--mark-bg"}, {"--check-fg", "--check-bg"}, {"--fg", "--hl-line"},
 	}
 	checked := 0
 	for _, pal := range []struct {

@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/ownership-book/ownership/internal/book"
@@ -131,26 +130,51 @@ func printIDs(chapters []*book.Item) map[string]string {
 	return ids
 }
 
-var (
-	idAttrAll = regexp.MustCompile(`(\sid=")([^"]*)(")`)
-	urlAttr   = regexp.MustCompile(`(\s(?:href|src)=")([^"]*)(")`)
-)
+// svgRefAttrs are the SVG attributes whose url(#id) value refers to an
+// element of the page (a figure's masks and arrowheads).
+var svgRefAttrs = []string{"mask", "marker-start", "marker-mid", "marker-end", "clip-path", "filter", "fill", "stroke"}
 
 // printChapter rewrites the HTML of chapter ch for print.html, which sits at
-// the site root: ids get the chapter's prefix, links to chapters become
+// the site root: ids get the chapter's prefix (and so do the url(#id)
+// references of figures' SVG attributes), links to chapters become
 // links to their sections in the same page, other relative URLs are made
 // relative to the root.
 func printChapter(ch *book.Item, html []byte, chapters map[string]string) []byte {
 	sitePath := htmlPath(ch.Path)
 	prefix := chapters[sitePath]
-	out := idAttrAll.ReplaceAllFunc(html, func(m []byte) []byte {
-		s := idAttrAll.FindSubmatch(m)
-		return []byte(string(s[1]) + prefix + "--" + string(s[2]) + string(s[3]))
+	return replaceAttrs(html, func(name, v []byte, out []byte) []byte {
+		switch n := string(name); {
+		case n == "id":
+			out = append(out, prefix...)
+			out = append(out, "--"...)
+			return append(out, v...)
+		case n == "href" || n == "src":
+			return append(out, printURL(string(v), prefix, sitePath, chapters)...)
+		}
+		// The ids moved, so a figure's url(#id) references move too.
+		if id, ok := bytes.CutPrefix(v, []byte("url(#")); ok && bytes.HasSuffix(id, []byte(")")) {
+			out = append(out, "url(#"...)
+			out = append(out, prefix...)
+			out = append(out, "--"...)
+			return append(out, id...)
+		}
+		return append(out, v...)
 	})
-	return urlAttr.ReplaceAllFunc(out, func(m []byte) []byte {
-		s := urlAttr.FindSubmatch(m)
-		return []byte(string(s[1]) + printURL(string(s[2]), prefix, sitePath, chapters) + string(s[3]))
+}
+
+// replaceAttrs copies html, passing the value of every id, href and src
+// attribute, and of the SVG attributes that may hold url(#id)
+// (svgRefAttrs), written as ` name="value"`, through f, which appends the
+// new value to out.
+func replaceAttrs(html []byte, f func(name, value, out []byte) []byte) []byte {
+	out := make([]byte, 0, len(html)+len(html)/8)
+	last := 0
+	eachAttr(html, append([]string{"id", "href", "src"}, svgRefAttrs...), func(name string, _, vs, ve int) {
+		out = append(out, html[last:vs]...)
+		out = f([]byte(name), html[vs:ve], out)
+		last = ve
 	})
+	return append(out, html[last:]...)
 }
 
 // printURL maps one href or src value of a chapter at sitePath.

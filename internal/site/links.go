@@ -3,14 +3,11 @@ package site
 import (
 	"fmt"
 	"html"
-	"regexp"
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/render"
 )
-
-var idAttr = regexp.MustCompile(`\sid="([^"]*)"`)
 
 // CheckLinks checks that every link between chapters that names a
 // #fragment names an element of the target page (a heading, a footnote, an
@@ -24,9 +21,10 @@ func CheckLinks(b *book.Book, pages []*render.Page) error {
 		for _, h := range pages[i].Headings {
 			set[h.ID] = true
 		}
-		for _, m := range idAttr.FindAllSubmatch(pages[i].HTML, -1) {
-			set[html.UnescapeString(string(m[1]))] = true
-		}
+		h := pages[i].HTML
+		eachAttr(h, []string{"id"}, func(_ string, _, vs, ve int) {
+			set[html.UnescapeString(string(h[vs:ve]))] = true
+		})
 		ids[ch.Path] = set
 	}
 	var errs diag.List

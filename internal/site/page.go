@@ -2,10 +2,13 @@ package site
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ownership-book/ownership/internal/book"
@@ -47,8 +50,11 @@ type pageData struct {
 	// LongTOC is set for chapters with at least LongChapter headings of
 	// level 2 and 3: they get an in-page table of contents at the top too
 	// (shown where the "On this page" column does not fit).
-	LongTOC    bool
-	TOC        []tocEntry
+	LongTOC bool
+	TOC     []tocEntry
+	// Sidebar is the sidebar already rendered (see sidebars), for themes
+	// whose page.html writes {{.Sidebar}}; TOC is then nil.
+	Sidebar    template.HTML
 	Lead       template.HTML // the chapter's body up to its first </h1>, when LongTOC
 	Content    template.HTML // the (rest of the) body
 	Prev, Next *navLink
@@ -57,7 +63,7 @@ type pageData struct {
 
 // page renders chapter i of b at the site path of the Markdown path mdPath
 // ("index.md" for the site's index).
-func page(tmpl *template.Template, b *book.Book, pages []*render.Page, i int, mdPath string, a assets) ([]byte, error) {
+func page(tmpl *template.Template, sb *sidebars, b *book.Book, pages []*render.Page, i int, mdPath string, a assets) ([]byte, error) {
 	ch := b.Chapters[i]
 	pg := pages[i]
 	sitePath := htmlPath(mdPath)
@@ -71,7 +77,18 @@ func page(tmpl *template.Template, b *book.Book, pages []*render.Page, i int, md
 	d := common(b, root, a)
 	d.Title = pg.Title
 	d.IsIndex = isIndex
-	d.TOC = toc(b.Items, ch, root)
+	if sb != nil {
+		html, ok, err := sb.html(root, ch)
+		if err != nil {
+			return nil, templateError(err, sitePath)
+		}
+		d.Sidebar = html
+		if !ok {
+			d.TOC = toc(b.Items, ch, root)
+		}
+	} else {
+		d.TOC = toc(b.Items, ch, root)
+	}
 	d.Content = template.HTML(pg.HTML)
 	d.Description = describe(pg.Summary, b.Config.Description)
 	if isIndex && b.Config.Description != "" {
@@ -179,6 +196,28 @@ func redirect(target, title string) []byte {
 
 // toc builds the sidebar for the page of chapter cur (nil: no current page).
 func toc(items []*book.Item, cur *book.Item, root string) []tocEntry {
+	entries := tocWith(items, func(it *book.Item) string { return root + htmlPath(it.Path) })
+	markCurrent(entries, items, cur)
+	return entries
+}
+
+// markCurrent sets Current on the entry of cur; entries mirror items.
+func markCurrent(entries []tocEntry, items []*book.Item, cur *book.Item) {
+	k := 0
+	for _, it := range items {
+		if k >= len(entries) {
+			return
+		}
+		if it.Kind != book.KindPartTitle && it.Kind != book.KindSeparator {
+			entries[k].Current = it == cur
+			markCurrent(entries[k].Children, it.Children, cur)
+		}
+		k++
+	}
+}
+
+// tocWith builds the sidebar's entries with url giving each chapter's URL.
+func tocWith(items []*book.Item, url func(*book.Item) string) []tocEntry {
 	var out []tocEntry
 	for _, it := range items {
 		switch it.Kind {
@@ -188,16 +227,15 @@ func toc(items []*book.Item, cur *book.Item, root string) []tocEntry {
 			out = append(out, tocEntry{Kind: "separator"})
 		default:
 			e := tocEntry{
-				Kind:    "chapter",
-				Number:  numberString(it.Number),
-				Title:   it.Title,
-				Current: it == cur,
-				Draft:   it.Draft || it.Path == "",
+				Kind:   "chapter",
+				Number: numberString(it.Number),
+				Title:  it.Title,
+				Draft:  it.Draft || it.Path == "",
 			}
 			if !e.Draft {
-				e.URL = root + htmlPath(it.Path)
+				e.URL = url(it)
 			}
-			e.Children = toc(it.Children, cur, root)
+			e.Children = tocWith(it.Children, url)
 			out = append(out, e)
 		}
 	}
@@ -220,4 +258,223 @@ func describe(summary, fallback string) string {
 		s = s[:i]
 	}
 	return strings.TrimRight(s, " ,;:.") + "…"
+}
+
+// sidebars renders the sidebar once per depth of page in the site (the
+// relative path to the root, "" or "../", ...) instead of once per page:
+// the theme's "toc" template is executed with a marker in place of every
+// chapter's URL, the output is cut at the markers, and each page joins the
+// pieces with the real URLs, marking its own link aria-current="page".
+// A book of N chapters thus costs N template walks per depth rather than
+// N per page.
+type sidebars struct {
+	// script, when set, is the site path of the shared sidebar script
+	// (see InlineSidebarMax) and contents that of the table of contents
+	// page for readers without JavaScript.
+	script, contents string
+
+	tmpl   *template.Template
+	items  []*book.Item
+	chaps  []*book.Item // chapters in marker order
+	mu     sync.Mutex
+	byRoot map[string]*sidebarParts
+}
+
+// sidebarParts is one depth's sidebar: segs[k] is followed by the URL of
+// chaps[marks[k]]; the last segment ends the sidebar.
+type sidebarParts struct {
+	segs  [][]byte
+	marks []int
+	href  []bool   // the marker k was a whole href="..." value
+	urls  [][]byte // escaped URL per chapter index
+}
+
+// markerPrefix starts the placeholder URL of chapter k ("bookgen-toc-7.html").
+// It is a relative URL of plain characters, so html/template writes it
+// unchanged wherever the theme puts the URL.
+const markerPrefix = "bookgen-toc-"
+
+func newSidebars(tmpl *template.Template, items []*book.Item) *sidebars {
+	s := &sidebars{tmpl: tmpl, items: items, byRoot: map[string]*sidebarParts{}}
+	var walk func([]*book.Item)
+	walk = func(its []*book.Item) {
+		for _, it := range its {
+			if it.Kind != book.KindPartTitle && it.Kind != book.KindSeparator && !(it.Draft || it.Path == "") {
+				s.chaps = append(s.chaps, it)
+			}
+			walk(it.Children)
+		}
+	}
+	walk(items)
+	return s
+}
+
+// html returns the sidebar of a page at depth root whose chapter is cur, or
+// ok == false when the theme's "toc" template does not write each URL once
+// as it was given (then the page renders the sidebar itself).
+func (s *sidebars) html(root string, cur *book.Item) (template.HTML, bool, error) {
+	if s.script != "" {
+		return template.HTML(`<script src="` + template.HTMLEscapeString(root+s.script) + `"></script>` +
+			`<noscript><p class="toc-noscript"><a href="` + template.HTMLEscapeString(root+s.contents) + `">Table of contents</a></p></noscript>`), true, nil
+	}
+	p, err := s.parts(root)
+	if err != nil || p == nil {
+		return "", false, err
+	}
+	size := 0
+	for _, seg := range p.segs {
+		size += len(seg)
+	}
+	var b strings.Builder
+	b.Grow(size + len(p.marks)*48)
+	for k, seg := range p.segs {
+		b.Write(seg)
+		if k == len(p.marks) {
+			break
+		}
+		i := p.marks[k]
+		b.Write(p.urls[i])
+		if p.href[k] && s.chaps[i] == cur {
+			b.WriteString(`" aria-current="page`)
+		}
+	}
+	return template.HTML(b.String()), true, nil
+}
+
+func (s *sidebars) parts(root string) (*sidebarParts, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.byRoot[root]; ok {
+		return p, nil
+	}
+	p, err := s.build(root)
+	if err != nil {
+		return nil, err
+	}
+	s.byRoot[root] = p
+	return p, nil
+}
+
+func (s *sidebars) build(root string) (*sidebarParts, error) {
+	index := map[*book.Item]int{}
+	for i, c := range s.chaps {
+		index[c] = i
+	}
+	entries := tocWith(s.items, func(it *book.Item) string { return markerPrefix + strconv.Itoa(index[it]) + ".html" })
+	var out bytes.Buffer
+	if err := s.tmpl.ExecuteTemplate(&out, "toc", entries); err != nil {
+		return nil, nil // the theme has no usable "toc": let the page render its sidebar
+	}
+	p := &sidebarParts{urls: make([][]byte, len(s.chaps))}
+	esc := template.Must(template.New("href").Parse(`<a href="{{.}}">`))
+	for i, c := range s.chaps {
+		var b bytes.Buffer
+		if err := esc.Execute(&b, root+htmlPath(c.Path)); err != nil {
+			return nil, err
+		}
+		v := b.Bytes()
+		p.urls[i] = v[len(`<a href="`) : len(v)-len(`">`)]
+	}
+	seen := make([]bool, len(s.chaps))
+	rest := out.Bytes()
+	for {
+		j := bytes.Index(rest, []byte(markerPrefix))
+		if j < 0 {
+			break
+		}
+		k := j + len(markerPrefix)
+		n := k
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		i, err := strconv.Atoi(string(rest[k:n]))
+		if err != nil || i >= len(s.chaps) || seen[i] || !bytes.HasPrefix(rest[n:], []byte(".html")) {
+			return nil, nil
+		}
+		seen[i] = true
+		end := n + len(".html")
+		p.segs = append(p.segs, rest[:j])
+		p.marks = append(p.marks, i)
+		p.href = append(p.href, bytes.HasSuffix(rest[:j], []byte(`href="`)) && bytes.HasPrefix(rest[end:], []byte(`"`)))
+		rest = rest[end:]
+	}
+	p.segs = append(p.segs, rest)
+	for _, ok := range seen {
+		if !ok {
+			return nil, nil
+		}
+	}
+	return p, nil
+}
+
+// InlineSidebarMax is the number of chapters up to which every page carries
+// the whole sidebar. A larger book's pages load it from one shared script
+// (assets/toc.<hash>.js, cached by the browser), as mdBook's toc.js does,
+// so that a page's size and the build's time per page do not grow with the
+// book; without JavaScript such a page links to the table of contents page
+// (toc.html) instead.
+const InlineSidebarMax = 300
+
+// sharedScript returns the script that writes the whole sidebar where it
+// stands (inside <nav class="sidebar">): the sidebar rendered for the site
+// root, its relative links prefixed with the page's data-root, the current
+// page's link marked aria-current="page". It returns ok == false when the
+// theme's sidebar cannot be rendered once (see html).
+func (s *sidebars) sharedScript() ([]byte, bool, error) {
+	p, err := s.parts("")
+	if err != nil || p == nil {
+		return nil, false, err
+	}
+	var b strings.Builder
+	for k, seg := range p.segs {
+		b.Write(seg)
+		if k < len(p.marks) {
+			b.Write(p.urls[p.marks[k]])
+		}
+	}
+	html, err := json.Marshal(b.String())
+	if err != nil {
+		return nil, false, err
+	}
+	return []byte(`// The sidebar of this book, written by bookgen and shared by every page.
+(function () {
+  var script = document.currentScript, nav = script && script.parentNode;
+  if (!nav) return;
+  var root = document.body.getAttribute("data-root") || "";
+  var t = document.createElement("template");
+  t.innerHTML = ` + string(html) + `;
+  var here = location.href.split("#")[0].split("?")[0];
+  var index = /\/(index\.html)?$/.test(here) && root === "";
+  var links = t.content.querySelectorAll("a[href]");
+  for (var i = 0; i < links.length; i++) {
+    var a = links[i], h = a.getAttribute("href");
+    if (!/^(?:[a-z][a-z0-9+.-]*:|\/|#)/i.test(h)) a.setAttribute("href", root + h);
+    // Links inside a template are not resolved against the page: resolve them here.
+    if (new URL(a.getAttribute("href"), document.baseURI).href === here || (index && i === 0)) a.setAttribute("aria-current", "page");
+  }
+  nav.insertBefore(t.content, script);
+})();
+`), true, nil
+}
+
+// contentsPage is the table of contents for readers without JavaScript of
+// a book whose sidebar is shared (InlineSidebarMax): the whole sidebar as
+// the page's content.
+func (s *sidebars) contentsPage(tmpl *template.Template, b *book.Book, a assets, name string) ([]byte, error) {
+	d := common(b, relRoot(name), a)
+	d.Title = "Table of contents"
+	d.Description = b.Config.Description
+	d.TOC = toc(b.Items, nil, relRoot(name))
+	side, _, err := s.html(relRoot(name), nil)
+	if err != nil {
+		return nil, err
+	}
+	d.Sidebar = side
+	var body bytes.Buffer
+	body.WriteString("<h1 id=\"table-of-contents\">Table of contents</h1>\n")
+	if err := tmpl.ExecuteTemplate(&body, "toc", d.TOC); err != nil {
+		return nil, templateError(err, name)
+	}
+	d.Content = template.HTML(body.String())
+	return execute(tmpl, d, name)
 }

@@ -15,20 +15,22 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
@@ -44,6 +46,11 @@ const Marker = ".bookgen-site"
 type Result struct {
 	Pages int      // chapter pages written (index.html and 404.html not counted)
 	Files []string // every file written, slash paths relative to the output folder, sorted
+	// Finish, when not nil, writes the files an incremental build left for
+	// after its pages (print.html and the search index, which show every
+	// chapter; see Incremental), so that the edited page can be reloaded
+	// first. Call it once, before the next build.
+	Finish func() error
 }
 
 // Options tune Write.
@@ -51,6 +58,10 @@ type Options struct {
 	// Theme is the theme to use; nil means Book.Root/theme when that folder
 	// holds a page.html, else the embedded default theme.
 	Theme fs.FS
+	// Incremental, when set, carries the previous build of the same
+	// output folder, so that this one writes only what changed (see
+	// Incremental). bookgen serve sets it.
+	Incremental *Incremental
 	// ServedAtRoot says the site is served at the root of its address
 	// (bookgen serve on http://127.0.0.1:3000/), so 404.html refers to
 	// the site's files from "/" even when book.toml's site-url has a path
@@ -62,6 +73,12 @@ type Options struct {
 // of b.Chapters[i]. Links between chapters are checked first (CheckLinks).
 // Nothing in out changes unless the whole site was written.
 func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result, error) {
+	return WriteContext(context.Background(), b, pages, out, opt)
+}
+
+// WriteContext is Write, giving up with ctx.Err() when ctx is done before
+// the new site is swapped in; out is then as it was.
+func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out string, opt Options) (*Result, error) {
 	if len(pages) != len(b.Chapters) {
 		return nil, fmt.Errorf("site.Write: %d pages for %d chapters", len(pages), len(b.Chapters))
 	}
@@ -82,19 +99,83 @@ func Write(b *book.Book, pages []*render.Page, out string, opt Options) (*Result
 	if th == nil {
 		th = defaultTheme(b.Root)
 	}
-	files, err := generate(b, pages, th, opt.ServedAtRoot)
-	if err != nil {
+	var st siteFiles
+	if opt.Incremental != nil {
+		if w := opt.Incremental.begin(out); w != nil {
+			st = w
+		}
+	}
+	if st == nil {
+		s, err := newStaging(ctx, out)
+		if err != nil {
+			return nil, err
+		}
+		if opt.Incremental != nil {
+			s.track(opt.Incremental)
+		}
+		st = s
+	}
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental != nil); err != nil {
+		st.abort()
 		return nil, err
 	}
-	if err := replaceDir(out, files); err != nil {
+	if err := ctx.Err(); err != nil {
+		st.abort()
 		return nil, err
 	}
-	res := &Result{Pages: len(pages)}
-	for name := range files {
-		res.Files = append(res.Files, name)
+	if err := st.commit(); err != nil {
+		return nil, err
 	}
-	slices.Sort(res.Files)
+	res := &Result{Pages: len(pages), Files: st.list()}
+	if w, ok := st.(*inPlace); ok && len(w.deferred) > 0 {
+		res.Finish = w.finish
+	}
 	return res, nil
+}
+
+// siteFiles receives the files of a site: a whole new folder (staging) or
+// the changes to the previous build's (inPlace, see Incremental).
+type siteFiles interface {
+	// add writes the file name (a slash path inside the site); two files of
+	// one name are an error.
+	add(name string, data []byte) error
+	// has reports whether name was added.
+	has(name string) bool
+	// unchanged reports whether the page name, made from in, is the same
+	// as in the previous build, and then counts it as added; a page for
+	// which it reports false must be added.
+	unchanged(name string, in pageInputs) bool
+	// later adds the file name made by make: at once, or (inPlace) after
+	// commit, by Result.Finish, for the pages that show every chapter.
+	later(name string, make func() ([]byte, error)) error
+	list() []string
+	abort()
+	commit() error
+}
+
+// sharedInputs hashes what every chapter page is made from besides its own
+// chapter: the template, the assets' names, the sidebar's way and every
+// entry of the table of contents, the book's configuration.
+func sharedInputs(b *book.Book, tmplText []byte, a assets, sb *sidebars, servedAtRoot bool) [sha256.Size]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00%+v\x00%v\x00%+v\x00", len(tmplText), tmplText, a, servedAtRoot, b.Config)
+	if sb != nil {
+		fmt.Fprintf(h, "sidebar %s %s\x00", sb.script, sb.contents)
+	}
+	var walk func([]*book.Item)
+	walk = func(items []*book.Item) {
+		for _, it := range items {
+			fmt.Fprintf(h, "%d\x00%s\x00%s\x00%v\x00%v\x00%d\x00", it.Kind, it.Title, it.Path, it.Number, it.Draft, len(it.Children))
+			walk(it.Children)
+		}
+	}
+	walk(b.Items)
+	for _, ch := range b.Chapters {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", ch.Path, ch.Title, ch.File())
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // defaultTheme returns root/theme when it has a page.html, else the embedded
@@ -162,50 +243,44 @@ func within(p, dir string) bool {
 	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
 }
 
-// files maps a slash path inside the site to its content.
+// files maps a slash path inside the site to its content (see replaceDir).
 type files map[string][]byte
-
-func (f files) add(name string, data []byte) error {
-	if _, dup := f[name]; dup {
-		return fmt.Errorf("two files of the site are named %s", name)
-	}
-	f[name] = data
-	return nil
-}
 
 // assets are the site paths of the stylesheet, the script, the theme
 // script run before the first paint, the search index and the search
 // library.
 type assets struct{ css, js, themeJS, search, searchLib string }
 
-// generate produces every file of the site in memory.
-func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (files, error) {
-	out := files{}
+// generate writes every file of the site into out.
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot, stableNames bool) error {
 	tmplText, err := fs.ReadFile(th, "page.html")
 	if err != nil {
-		return nil, themeError(err)
+		return themeError(err)
 	}
 	tmpl, err := template.New("page.html").Parse(string(tmplText))
 	if err != nil {
-		return nil, templateError(err, "")
+		return templateError(err, "")
 	}
 	css, err := fs.ReadFile(th, "book.css")
 	if err != nil {
-		return nil, themeError(err)
+		return themeError(err)
 	}
 	js, err := fs.ReadFile(th, "book.js")
 	if err != nil {
-		return nil, themeError(err)
+		return themeError(err)
 	}
 	themeJS, err := fs.ReadFile(th, "theme.js")
 	if err != nil {
-		return nil, themeError(err)
+		return themeError(err)
 	}
-	index, err := searchIndex(b, pages)
-	if err != nil {
-		return nil, err
+	var index []byte
+	if !stableNames {
+		// The index's name is the hash of its content.
+		if index, err = searchIndex(b, pages); err != nil {
+			return err
+		}
 	}
-	css = append(append(append([]byte{}, render.CSS()...), '\n'), css...)
+	css = append(append(append(append([]byte{}, render.CSS()...), render.FigureCSS()...), '\n'), css...)
 	a := assets{
 		css:       "assets/" + hashedName("book", ".css", css),
 		js:        "assets/" + hashedName("book", ".js", js),
@@ -213,79 +288,106 @@ func generate(b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool) (
 		search:    "assets/" + hashedName("search", ".json", index),
 		searchLib: "assets/vendor/" + SearchLib + "/minisearch.js",
 	}
-	for name, data := range map[string][]byte{a.css: css, a.js: js, a.themeJS: themeJS, a.search: index} {
+	if stableNames {
+		// An incremental build (see Incremental): the index changes with
+		// every edit, and a hashed name would change every page.
+		a.search = "assets/search.json"
+	}
+	for name, data := range map[string][]byte{a.css: css, a.js: js, a.themeJS: themeJS} {
 		if err := out.add(name, data); err != nil {
-			return nil, err
+			return err
 		}
+	}
+	if stableNames {
+		if err := out.later(a.search, func() ([]byte, error) { return searchIndex(b, pages) }); err != nil {
+			return err
+		}
+	} else if err := out.add(a.search, index); err != nil {
+		return err
 	}
 	if err := copyTree(out, th, "vendor", "assets/vendor"); err != nil {
-		return nil, err
+		return err
 	}
-	if _, ok := out[a.searchLib]; !ok {
-		return nil, &diag.Error{File: "theme/vendor/" + SearchLib + "/minisearch.js", Msg: "missing: " + themeFiles}
+	if !out.has(a.searchLib) {
+		return &diag.Error{File: "theme/vendor/" + SearchLib + "/minisearch.js", Msg: "missing: " + themeFiles}
 	}
 	if err := copyTree(out, th, "static", ""); err != nil {
-		return nil, err
+		return err
 	}
-	if err := copyBookFiles(out, b); err != nil {
-		return nil, err
+	if err := copyBookFiles(out, b, generatedNames(b)); err != nil {
+		return err
 	}
 
-	for i, ch := range b.Chapters {
-		html, err := page(tmpl, b, pages, i, ch.Path, a)
-		if err != nil {
-			return nil, err
+	var sb *sidebars
+	if strings.Contains(string(tmplText), ".Sidebar") {
+		sb = newSidebars(tmpl, b.Items)
+		if len(sb.chaps) > InlineSidebarMax {
+			if err := shareSidebar(out, sb, tmpl, b, a); err != nil {
+				return err
+			}
 		}
-		if err := out.add(htmlPath(ch.Path), html); err != nil {
-			return nil, &diag.Error{File: "book/SUMMARY.md", Line: ch.Line,
+	}
+	for _, ch := range b.Chapters {
+		if out.has(htmlPath(ch.Path)) {
+			return &diag.Error{File: "book/SUMMARY.md", Line: ch.Line,
 				Msg: fmt.Sprintf("chapter book/%s would be written to %s, which another file of the site has (a file of book/ or theme/static/)", ch.Path, htmlPath(ch.Path))}
 		}
 	}
-	// index.html is the first chapter, written at the site root.
-	if _, taken := out["index.html"]; !taken {
-		html, err := page(tmpl, b, pages, 0, "index.md", a)
+	shared := sharedInputs(b, tmplText, a, sb, servedAtRoot)
+	if err := parallel(len(b.Chapters), func(i int) error {
+		name := htmlPath(b.Chapters[i].Path)
+		if out.unchanged(name, pageInputs{page: pages[i], index: i, shared: shared}) {
+			return nil
+		}
+		html, err := page(tmpl, sb, b, pages, i, b.Chapters[i].Path, a)
 		if err != nil {
-			return nil, err
+			return err
+		}
+		return out.add(name, html)
+	}); err != nil {
+		return err
+	}
+	// index.html is the first chapter, written at the site root.
+	if !out.has("index.html") && !out.unchanged("index.html", pageInputs{page: pages[0], index: -1, shared: shared}) {
+		html, err := page(tmpl, sb, b, pages, 0, "index.md", a)
+		if err != nil {
+			return err
 		}
 		if err := out.add("index.html", html); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if _, taken := out["404.html"]; !taken {
+	if !out.has("404.html") {
 		html, err := notFound(tmpl, b, a, servedAtRoot)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := out.add("404.html", html); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	html, err := printPage(tmpl, b, pages, a)
-	if err != nil {
-		return nil, err
-	}
-	if err := out.add("print.html", html); err != nil {
-		return nil, err
+	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a) }); err != nil {
+		return err
 	}
 	if b.Config.SiteURL != "" {
 		sm, err := sitemap(b)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := out.add("sitemap.xml", sm); err != nil {
-			return nil, err
+			return err
 		}
-		if _, taken := out["robots.txt"]; !taken {
+		if !out.has("robots.txt") {
 			robots := "User-agent: *\nAllow: /\nSitemap: " + strings.TrimSuffix(b.Config.SiteURL, "/") + "/sitemap.xml\n"
 			if err := out.add("robots.txt", []byte(robots)); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
 	if err := out.add(Marker, []byte("This folder is written by bookgen and replaced on every build.\n")); err != nil {
-		return nil, err
+		return err
 	}
-	return out, nil
+	return nil
 }
 
 // hashedName returns base.<8 hex digits of SHA-256>.ext.
@@ -304,7 +406,7 @@ func relRoot(sitePath string) string {
 }
 
 // copyTree copies every file under dir of fsys to prefix in the site.
-func copyTree(out files, fsys fs.FS, dir, prefix string) error {
+func copyTree(out siteFiles, fsys fs.FS, dir, prefix string) error {
 	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == dir {
@@ -370,48 +472,146 @@ func themeError(err error) error {
 	return &diag.Error{File: "theme/" + pe.Path, Msg: pe.Err.Error()}
 }
 
+// generatedNames maps the site paths of the pages and files Write
+// generates itself (besides the chapters' pages, the theme's files and
+// assets/) to what each is, for the error about a book file that would
+// take one of them.
+func generatedNames(b *book.Book) map[string]string {
+	g := map[string]string{
+		"index.html": "the book's front page",
+		"404.html":   "the page served for unknown addresses",
+		"print.html": "the whole book on one page",
+		Marker:       "the marker of a bookgen output folder",
+	}
+	if b.Config.SiteURL != "" {
+		g["sitemap.xml"] = "the sitemap (book.toml sets site-url)"
+		g["robots.txt"] = "the robots.txt naming the sitemap (book.toml sets site-url)"
+	}
+	return g
+}
+
 // copyBookFiles copies the book folder's files that are not Markdown and not
-// book.toml (images, diagrams) to the same place in the site.
-func copyBookFiles(out files, b *book.Book) error {
+// book.toml (images, diagrams) to the same place in the site. Hidden files
+// and folders (".name") and editors' leftovers (book.Scratch: "name~",
+// "#name#", "name.swp", "4913", ...) are not copied. A file whose site path
+// is one bookgen writes itself (generated, assets/, a theme file such as
+// favicon.svg) is refused with a *diag.Error naming it, rather than
+// silently replacing the generated file or being dropped.
+//
+// A symbolic link is followed when it resolves to a file inside the
+// repository; one that resolves outside it (or to nothing) is refused,
+// naming the link, as include and link checks refuse such paths: the site
+// must not publish a file from outside the repository.
+func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) error {
 	if b.Dir == "" {
 		return nil
 	}
-	return filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
+	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}}
+	if b.Root != "" {
+		r, err := filepath.EvalSymlinks(b.Root)
 		if err != nil {
 			return err
 		}
+		c.realRoot = r
+	}
+	if r, err := filepath.EvalSymlinks(b.Dir); err == nil {
+		c.realBook = r
+	}
+	if err := c.walk(b.Dir, ""); err != nil {
+		return err
+	}
+	return c.errs.Err()
+}
+
+// bookCopier walks book/ for copyBookFiles, following symbolic links to
+// folders inside the repository (each real folder once on a path, so a
+// link to an ancestor is not a loop). A link to a folder that holds book/
+// (the repository root) is refused: it would publish the whole
+// repository.
+type bookCopier struct {
+	out       siteFiles
+	generated map[string]string
+	realRoot  string
+	realBook  string          // real path of book/
+	visiting  map[string]bool // real paths of the folders being walked
+	errs      diag.List
+}
+
+// walk copies the files of the folder dir, whose site path is rel ("" for
+// book/ itself).
+func (c *bookCopier) walk(dir, rel string) error {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		if c.visiting[real] {
+			return nil
+		}
+		c.visiting[real] = true
+		defer delete(c.visiting, real)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range entries {
 		name := d.Name()
-		if strings.HasPrefix(name, ".") && p != b.Dir {
-			if d.IsDir() {
-				return fs.SkipDir
+		if strings.HasPrefix(name, ".") || book.Scratch(name) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		r := path.Join(rel, name)
+		file := "book/" + r
+		isDir := d.IsDir()
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				dest, _ := os.Readlink(p)
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, which does not exist", dest)})
+				continue
 			}
-			return nil
+			if c.realRoot != "" && !within(target, c.realRoot) && target != c.realRoot {
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, outside the repository; only files inside it are published", target)})
+				continue
+			}
+			fi, err := os.Stat(target)
+			if err != nil {
+				return err
+			}
+			if !fi.IsDir() && !fi.Mode().IsRegular() {
+				continue
+			}
+			isDir = fi.IsDir()
+			if isDir && (target == c.realBook || within(c.realBook, target)) {
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, a folder that holds book/ itself; link to the folder of the files to publish", target)})
+				continue
+			}
+		} else if !isDir && !d.Type().IsRegular() {
+			continue
 		}
-		if d.IsDir() || strings.HasSuffix(name, ".md") || strings.HasSuffix(name, "~") {
-			return nil
+		if isDir {
+			if err := c.walk(p, r); err != nil {
+				return err
+			}
+			continue
 		}
-		rel, err := filepath.Rel(b.Dir, p)
+		if strings.HasSuffix(name, ".md") || r == "book.toml" {
+			continue
+		}
+		if what, ok := c.generated[r]; ok {
+			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which bookgen writes itself (%s); rename or remove the file", r, what)})
+			continue
+		}
+		if c.out.has(r) || r == "assets" || strings.HasPrefix(r, "assets/") {
+			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which is one of the theme's files or assets (theme/static/, assets/); rename or remove the file", r)})
+			continue
+		}
+		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		rel = filepath.ToSlash(rel)
-		if rel == "book.toml" {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		f, err := os.Open(p)
-		if err != nil {
+		if err := c.out.add(r, data); err != nil {
 			return err
 		}
-		defer f.Close()
-		data, err := io.ReadAll(f)
-		if err != nil {
-			return err
-		}
-		return out.add(rel, data)
-	})
+	}
+	return nil
 }
 
 // numberString formats a section number: [2 1] is "2.1.".
@@ -425,4 +625,65 @@ func numberString(n []int) string {
 		b.WriteByte('.')
 	}
 	return b.String()
+}
+
+// parallel calls f(0) ... f(n-1) on every core and returns the error of the
+// lowest i that failed, so that a failure reads the same on every run.
+// After a failure no new call starts.
+func parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if errs[i] = f(i); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shareSidebar writes the shared sidebar script of a large book and its
+// table of contents page (see InlineSidebarMax), and makes sb hand pages
+// the script instead of the whole sidebar. A theme whose sidebar cannot be
+// rendered once keeps it on every page.
+func shareSidebar(out siteFiles, sb *sidebars, tmpl *template.Template, b *book.Book, a assets) error {
+	js, ok, err := sb.sharedScript()
+	if err != nil || !ok {
+		return err
+	}
+	taken := map[string]bool{}
+	for _, ch := range b.Chapters {
+		taken[htmlPath(ch.Path)] = true
+	}
+	contents := "toc.html"
+	for i := 2; taken[contents] || out.has(contents); i++ {
+		contents = fmt.Sprintf("toc-%d.html", i)
+	}
+	script := "assets/" + hashedName("toc", ".js", js)
+	if err := out.add(script, js); err != nil {
+		return err
+	}
+	sb.script, sb.contents = script, contents
+	page, err := sb.contentsPage(tmpl, b, a, contents)
+	if err != nil {
+		return err
+	}
+	return out.add(contents, page)
 }

@@ -491,7 +491,7 @@ func TestTemplateErrorNamesThemeLine(t *testing.T) {
 func TestFailedWriteLeavesPreviousSite(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "site")
-	if err := replaceDir(out, files{"index.html": []byte("old"), Marker: nil}); err != nil {
+	if err := replaceDir(t.Context(), out, files{"index.html": []byte("old"), Marker: nil}); err != nil {
 		t.Fatal(err)
 	}
 	// Many entries, so that some are written before the clash whatever
@@ -500,7 +500,7 @@ func TestFailedWriteLeavesPreviousSite(t *testing.T) {
 	for i := range 50 {
 		broken[fmt.Sprintf("p%d.html", i)] = []byte("new")
 	}
-	err := replaceDir(out, broken)
+	err := replaceDir(t.Context(), out, broken)
 	var oe *OutputError
 	if !errors.As(err, &oe) || oe.Out != out {
 		t.Fatalf("err = %v, want an *OutputError for %s", err, out)

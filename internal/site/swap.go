@@ -1,28 +1,182 @@
 package site
 
 import (
+	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"sync"
 )
 
 // replaceDir writes fs into a new temporary folder beside out and then puts
-// that folder in out's place: with one atomic exchange where the system has
-// one (Linux renameat2 RENAME_EXCHANGE), else with two renames. The previous
-// content of out is removed only after the swap. On any error out is left
-// as it was and the temporary folder is removed.
-func replaceDir(out string, fs files) (err error) {
-	if err := CheckOutputDir(out); err != nil {
+// that folder in out's place (see staging). On any error, or when ctx is
+// done first, out is left as it was and the temporary folder is removed.
+func replaceDir(ctx context.Context, out string, fs files) error {
+	st, err := newStaging(ctx, out)
+	if err != nil {
 		return err
+	}
+	for name, data := range fs {
+		if err := st.add(name, data); err != nil {
+			st.abort()
+			return err
+		}
+	}
+	return st.commit()
+}
+
+// staging is a site being written: files go straight to a temporary folder
+// beside the output folder as they are made (a large book's pages are not
+// held in memory), and commit puts that folder in the output's place, with
+// one atomic exchange where the system has one (Linux renameat2
+// RENAME_EXCHANGE), else with two renames. The previous content of the
+// output is removed only after the swap. abort, or a failed commit, removes
+// the temporary folder and leaves the output as it was. add and has are
+// safe for concurrent use.
+type staging struct {
+	ctx      context.Context // add and commit give up when it is done
+	out, dir string
+	mu       sync.Mutex
+	names    map[string]bool
+	dirs     map[string]bool
+	// With track, the hash of every file and the inputs of every page
+	// are kept for inc, which commit makes describe the new site.
+	inc   *Incremental
+	sums  map[string][sha256.Size]byte
+	pages map[string]pageInputs
+}
+
+// track makes s record what it writes for inc (see Incremental).
+func (s *staging) track(inc *Incremental) {
+	s.inc, s.sums, s.pages = inc, map[string][sha256.Size]byte{}, map[string]pageInputs{}
+}
+
+// unchanged records the inputs of page name; a new folder has no page yet.
+func (s *staging) unchanged(name string, in pageInputs) bool {
+	if s.pages != nil {
+		s.mu.Lock()
+		s.pages[name] = in
+		s.mu.Unlock()
+	}
+	return false
+}
+
+// newStaging checks that out can be replaced (CheckOutputDir) and creates
+// the temporary folder. Failures are an *OutputError or the error of
+// CheckOutputDir.
+func newStaging(ctx context.Context, out string) (*staging, error) {
+	if err := CheckOutputDir(out); err != nil {
+		return nil, err
 	}
 	parent, base := filepath.Dir(out), filepath.Base(out)
 	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
 	if err != nil {
-		return &OutputError{Out: out, Err: err}
+		return nil, &OutputError{Out: out, Err: err}
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return nil, &OutputError{Out: out, Err: err}
+	}
+	return &staging{ctx: ctx, out: out, dir: tmp, names: map[string]bool{}, dirs: map[string]bool{".": true}}, nil
+}
+
+// add writes the file name (a slash path inside the site). Two files of one
+// name are an error; a failed write is an *OutputError.
+func (s *staging) add(name string, data []byte) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	var sum [sha256.Size]byte
+	if s.sums != nil {
+		sum = sha256.Sum256(data)
+	}
+	s.mu.Lock()
+	if s.names[name] {
+		s.mu.Unlock()
+		return fmt.Errorf("two files of the site are named %s", name)
+	}
+	s.names[name] = true
+	if s.sums != nil {
+		s.sums[name] = sum
+	}
+	dir := path.Dir(name)
+	mkdir := !s.dirs[dir]
+	s.dirs[dir] = true
+	s.mu.Unlock()
+	p := filepath.Join(s.dir, filepath.FromSlash(name))
+	if mkdir {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return &OutputError{Out: s.out, Err: err}
+		}
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		if mkdir {
+			return &OutputError{Out: s.out, Err: err}
+		}
+		// Another goroutine may still be creating the folder.
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return &OutputError{Out: s.out, Err: err}
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return &OutputError{Out: s.out, Err: err}
+		}
+	}
+	return nil
+}
+
+// later adds the file made by make at once.
+func (s *staging) later(name string, make func() ([]byte, error)) error {
+	data, err := make()
+	if err != nil {
+		return err
+	}
+	return s.add(name, data)
+}
+
+// has reports whether the file name was added.
+func (s *staging) has(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.names[name]
+}
+
+// list returns the names added, sorted.
+func (s *staging) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.names))
+	for n := range s.names {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// abort removes the temporary folder.
+func (s *staging) abort() { os.RemoveAll(s.dir) }
+
+// commit puts the temporary folder in the output's place.
+func (s *staging) commit() error {
+	if err := s.swap(); err != nil {
+		return err
+	}
+	if s.inc != nil {
+		s.inc.record(s.out, s.sums, s.pages)
+	}
+	return nil
+}
+
+func (s *staging) swap() (err error) {
+	if err := s.ctx.Err(); err != nil {
+		os.RemoveAll(s.dir)
+		return err // the last moment to give up with out unchanged
+	}
+	out, tmp := s.out, s.dir
 	swapped := false
 	defer func() {
 		if err != nil && !swapped {
@@ -30,20 +184,6 @@ func replaceDir(out string, fs files) (err error) {
 			err = &OutputError{Out: out, Err: err}
 		}
 	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	for name, data := range fs {
-		p := filepath.Join(tmp, filepath.FromSlash(name))
-		if dir := path.Dir(name); dir != "." {
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return err
-		}
-	}
 	if _, err := os.Lstat(out); errors.Is(err, os.ErrNotExist) {
 		return os.Rename(tmp, out)
 	}

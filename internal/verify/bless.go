@@ -60,11 +60,26 @@ func blessedLines(lines []string, e blessEdit) ([]string, bool) {
 	if strings.HasSuffix(cmd, "\r") {
 		cmd, cr = strings.TrimSuffix(cmd, "\r"), "\r"
 	}
+	// The command line is a console block's "$ " line, or the opening
+	// fence of a figure block with run= (whose body is the output).
 	i := strings.Index(cmd, "$")
+	fence := fenceAt(cmd)
+	if fence >= 0 {
+		i = fence
+	}
 	if i < 0 {
 		return nil, false
 	}
 	prefix := cmd[:i]
+	if fence >= 0 {
+		// "- ```d2" in a list item: the body is indented, not marked.
+		prefix = strings.Map(func(r rune) rune {
+			if r == '>' || r == ' ' || r == '\t' {
+				return r
+			}
+			return ' '
+		}, prefix)
+	}
 	out := make([]string, len(e.Lines))
 	for k, a := range e.Lines {
 		if a == "" {
@@ -142,4 +157,15 @@ func applyBless(root string, edits []blessEdit) ([]string, []*diag.Error) {
 		}
 	}
 	return done, errs
+}
+
+// fenceAt returns the index of the ``` or ~~~ that opens a fenced block on
+// line l (after a container's indentation, "> " or list marker such as
+// "- " or "2. "), -1 when l opens none.
+func fenceAt(l string) int {
+	t := strings.TrimLeft(l, " \t>-*+0123456789.)")
+	if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		return len(l) - len(t)
+	}
+	return -1
 }

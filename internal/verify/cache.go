@@ -56,6 +56,9 @@ type entry struct {
 	// expected text on a cache hit.
 	Output   string `json:"output,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
+	// Tests is a package test's outcome per top-level function ("pass",
+	// "skip"), read by the claims that name them.
+	Tests map[string]string `json:"tests,omitempty"`
 }
 
 type cache struct {
@@ -295,12 +298,17 @@ func (v *verifier) localDirs(ctx context.Context, extra []string, args []string)
 func (v *verifier) goList(ctx context.Context, extra []string, args []string) (listed, error) {
 	cmd := append(append([]string{v.goCmd, "list"}, extra...), "-e", "-deps", "-test", "-json")
 	cmd = append(cmd, args...)
-	res, err := v.exec(ctx, Run{Args: cmd, Dir: v.root, Timeout: listTimeout})
+	res, err := v.exec(ctx, Run{Args: cmd, Dir: v.root, Timeout: listTimeout, Machine: true})
 	if err != nil {
 		return listed{}, err
 	}
-	if res.TimedOut || res.ExitCode != 0 {
-		return listed{}, fmt.Errorf("go list %s: exit status %d\n%s", strings.Join(args, " "), res.ExitCode, res.Output)
+	switch {
+	case res.TimedOut:
+		return listed{}, fmt.Errorf("go list %s: timeout after %s\n%s", strings.Join(args, " "), fmtDuration(listTimeout), clipOutput(string(res.Stderr)))
+	case res.OutputLimited:
+		return listed{}, fmt.Errorf("go list %s: printed more than %d MiB", strings.Join(args, " "), MaxOutput>>20)
+	case res.ExitCode != 0:
+		return listed{}, fmt.Errorf("go list %s: exit status %d\n%s", strings.Join(args, " "), res.ExitCode, clipOutput(string(res.Stderr)))
 	}
 	seen := map[string]bool{}
 	var dirs []string
@@ -310,7 +318,11 @@ func (v *verifier) goList(ctx context.Context, extra []string, args []string) (l
 	for dec.More() {
 		var p listPackage
 		if err := dec.Decode(&p); err != nil {
-			return listed{}, fmt.Errorf("go list output: %v", err)
+			e := fmt.Errorf("go list %s: cannot decode its -json output: %v", strings.Join(args, " "), err)
+			if len(res.Stderr) > 0 {
+				e = fmt.Errorf("%w\n%s", e, clipOutput(string(res.Stderr)))
+			}
+			return listed{}, e
 		}
 		if p.Module == nil || !p.Module.Main || p.Dir == "" {
 			continue
@@ -375,12 +387,20 @@ func (v *verifier) goVersion(ctx context.Context) (string, error) {
 				return
 			}
 		}
-		res, err := v.exec(ctx, Run{Args: []string{v.goCmd, "version"}, Dir: v.root, Timeout: listTimeout})
-		if err != nil || res.ExitCode != 0 {
-			v.verErr = fmt.Errorf("go version: %v %s", err, res.Output)
+		res, err := v.exec(ctx, Run{Args: []string{v.goCmd, "version"}, Dir: v.root, Timeout: listTimeout, Machine: true})
+		switch {
+		case err != nil:
+			v.verErr = fmt.Errorf("go version: %v", err)
+			return
+		case res.ExitCode != 0 || res.TimedOut || res.OutputLimited:
+			v.verErr = fmt.Errorf("go version: exit status %d\n%s", res.ExitCode, clipOutput(string(res.Stderr)))
 			return
 		}
 		want.Version = strings.TrimSpace(string(res.Output))
+		if want.Version == "" {
+			v.verErr = fmt.Errorf("go version printed nothing on stdout\n%s", clipOutput(string(res.Stderr)))
+			return
+		}
 		v.version = want.Version
 		if data, err := json.Marshal(want); err == nil && os.MkdirAll(v.cache.dir, 0o755) == nil {
 			_ = writeAtomic(file, data, 0o644)

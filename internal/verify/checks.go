@@ -21,7 +21,10 @@ import (
 )
 
 // packageJob runs "go vet" or "go test" (kind) on one examples package
-// ("./examples/x").
+// ("./examples/x"). The test runs as "go test -json", so that the outcome
+// of each test function is known to the claims that name them (see
+// claims.go); problems are reported from the output go test would print
+// without -json.
 func (v *verifier) packageJob(kind, pkg string) job {
 	return func(ctx context.Context) jobResult {
 		var r jobResult
@@ -30,13 +33,21 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			r.errs = append(r.errs, diag.Errorf(file, line, format, args...))
 			return r
 		}
-		key, err := v.staticKey(ctx, kind, pkg)
+		args, keyParts := []string{v.goCmd, kind, pkg}, []string{pkg}
+		if kind == "test" {
+			args, keyParts = []string{v.goCmd, kind, "-json", pkg}, []string{pkg, "-json"}
+			r.tests = &pkgTests{pkg: pkg}
+		}
+		key, err := v.staticKey(ctx, kind, keyParts...)
 		if err != nil {
 			return fail(0, dir, "go %s %s: %v", kind, pkg, err)
 		}
-		if _, ok := v.cache.lookup(key); ok {
+		if e, ok := v.cache.lookup(key); ok {
 			v.logf("verify: %s %s: cached", kind, pkg)
 			r.checks = append(r.checks, Check{Kind: kind, Subject: pkg, Cached: true})
+			if r.tests != nil {
+				r.tests.status = e.Tests
+			}
 			return r
 		}
 		l, err := v.localDirs(ctx, nil, []string{pkg})
@@ -44,8 +55,11 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			return fail(0, dir, "%v", err)
 		}
 		m := newManifest(v.root, l)
-		res, err := v.exec(ctx, Run{Args: []string{v.goCmd, kind, pkg}, Dir: v.root, Timeout: PackageTimeout})
+		res, err := v.exec(ctx, Run{Args: args, Dir: v.root, Timeout: PackageTimeout})
 		r.checks = append(r.checks, Check{Kind: kind, Subject: pkg, Elapsed: res.Elapsed})
+		if r.tests != nil {
+			r.tests.status, r.tests.outputs, res.Output = readTestEvents(res.Output)
+		}
 		switch {
 		case err != nil:
 			return fail(0, dir, "go %s %s: %v", kind, pkg, err)
@@ -61,12 +75,17 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			file, line, msg := v.locate(dir, string(res.Output))
 			e := diag.Errorf(file, line, "go %s %s failed: %s", kind, pkg, msg)
 			e.Detail = clipOutput(string(res.Output))
+			v.noteFailure(e, "go "+kind+" "+pkg, string(res.Output))
 			r.errs = append(r.errs, e)
 			v.logf("verify: %s %s: FAIL (%v)", kind, pkg, res.Elapsed.Round(time.Millisecond))
 			return r
 		}
 		v.logf("verify: %s %s: ok (%v)", kind, pkg, res.Elapsed.Round(time.Millisecond))
-		if err := v.cache.store(&entry{Kind: kind, Subject: pkg, Key: key, Manifest: m}); err != nil {
+		var tests map[string]string
+		if r.tests != nil {
+			tests = r.tests.status
+		}
+		if err := v.cache.store(&entry{Kind: kind, Subject: pkg, Key: key, Manifest: m, Tests: tests}); err != nil {
 			v.logf("verify: cache: %v", err)
 		}
 		return r
@@ -105,8 +124,10 @@ func (v *verifier) locate(dir, out string) (string, int, string) {
 	return dir, 0, "no output"
 }
 
-// clipOutput keeps the first 80 lines of a command's output for a Detail.
+// clipOutput keeps the first 80 lines of a command's output for a Detail,
+// without terminal escape sequences (StripANSI).
 func clipOutput(s string) string {
+	s = StripANSI(s)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > 80 {
 		lines = append(lines[:80], fmt.Sprintf("... (%d more lines)", len(lines)-80))
@@ -114,21 +135,23 @@ func clipOutput(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// transcriptJob checks the commands of one console block in order.
-func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, *diag.Error) {
+// transcriptJob checks the commands of one console block in order. It
+// returns the job and its name for Options.Progress: the block's first
+// command, "book/ch.md:12: $ go run ./examples/x".
+func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, string, *diag.Error) {
 	cmds, err := ParseTranscript(blk.Lines)
 	if err != nil {
 		var te *TranscriptError
 		if errors.As(err, &te) {
-			return nil, errAt(d, blk.LineNos[te.Line], "console block: %s", te.Msg)
+			return nil, "", errAt(d, blk.LineNos[te.Line], "console block: %s", te.Msg)
 		}
-		return nil, errAt(d, blk.Line, "console block: %v", err)
+		return nil, "", errAt(d, blk.Line, "console block: %v", err)
 	}
 	timeout := v.timeout
 	if t, ok := blk.Attrs["timeout"]; ok {
 		dur, err := time.ParseDuration(t)
 		if err != nil || dur <= 0 {
-			return nil, errAt(d, blk.Line, "console block: timeout=%q is not a positive Go duration such as 120s", t)
+			return nil, "", errAt(d, blk.Line, "console block: timeout=%q is not a positive Go duration such as 120s", t)
 		}
 		timeout = dur
 	}
@@ -136,12 +159,16 @@ func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 	for i, c := range cmds {
 		w, err := SplitCommand(c.Text)
 		if err != nil {
-			return nil, errAt(d, blk.LineNos[c.Line], "$ %s: %v", c.Text, err)
+			return nil, "", errAt(d, blk.LineNos[c.Line], "$ %s: %v", c.Text, err)
 		}
 		if len(w) < 2 || w[0] != "go" || (w[1] != "run" && w[1] != "test") {
-			return nil, errAt(d, blk.LineNos[c.Line], "$ %s: only \"go run ...\" and \"go test ...\" commands can be verified; show other commands in a ```sh block or mark the block \"console ignore\"", c.Text)
+			return nil, "", errAt(d, blk.LineNos[c.Line], "$ %s: only \"go run ...\" and \"go test ...\" commands can be verified; show other commands in a ```sh block or mark the block \"console ignore\"", c.Text)
 		}
 		words[i] = w
+	}
+	name := at(d, blk.Line)
+	if len(cmds) > 0 {
+		name = at(d, blk.LineNos[cmds[0].Line]) + ": $ " + cmds[0].Text
 	}
 	return func(ctx context.Context) jobResult {
 		var r jobResult
@@ -149,17 +176,18 @@ func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 			v.runCommand(ctx, d, blk, c, words[i], timeout, &r)
 		}
 		return r
-	}, nil
+	}, name, nil
 }
 
 // runCommand checks one transcript command, adding to r.
 func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c Command, words []string, timeout time.Duration, r *jobResult) {
 	cmdLine := blk.LineNos[c.Line]
 	subject := at(d, cmdLine)
-	fail := func(n int, detail, format string, args ...any) {
+	fail := func(n int, detail, format string, args ...any) *diag.Error {
 		e := errAt(d, n, format, args...)
 		e.Detail = detail
 		r.errs = append(r.errs, e)
+		return e
 	}
 	key, err := v.staticKey(ctx, "transcript", words...)
 	if err != nil {
@@ -238,11 +266,13 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		if hint := WhitespaceHint(diff); hint != "" {
 			detail += hint + "\n"
 		}
-		fail(line, detail, "output of \"%s\" differs from the transcript (run bookgen test --bless to take the real output)", c.Text)
+		e := fail(line, detail, "output of \"%s\" differs from the %s (run bookgen test --bless to take the real output)", c.Text, blockNoun(blk))
+		v.noteFailure(e, subject+": $ "+c.Text, string(res.Output))
 		v.logf("verify: transcript %s: FAIL", subject)
 		return
 	}
-	fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d; a transcript of a failing program shows the \"exit status N\" line go run prints", c.Text, res.ExitCode)
+	e := fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d; a transcript of a failing program shows the \"exit status N\" line go run prints", c.Text, res.ExitCode)
+	v.noteFailure(e, subject+": $ "+c.Text, string(res.Output))
 }
 
 // fmtDuration writes whole seconds as "60s" (time.Duration would say
@@ -254,9 +284,10 @@ func fmtDuration(d time.Duration) string {
 	return d.String()
 }
 
-// outputLines splits command output into lines without trailing white
-// space or trailing blank lines.
+// outputLines splits command output into lines without terminal escape
+// sequences (StripANSI), trailing white space or trailing blank lines.
 func outputLines(out string) []string {
+	out = StripANSI(out)
 	if out == "" {
 		return nil
 	}
@@ -440,7 +471,9 @@ func (v *verifier) compileJob(d *expand.Doc, blk Block) job {
 				r.checks = append(r.checks, Check{Kind: "compile", Subject: subject, Elapsed: time.Since(start)})
 				line, msg, detail := mapSnippetErrors(d, blk, string(res.Output), snippet, virtual)
 				v.logf("verify: compile %s: FAIL", subject)
-				return fail(line, detail, "go block does not %s: %s", map[string]string{"build": "compile", "vet": "pass go vet"}[args[1]], msg)
+				r = fail(line, detail, "go block does not %s: %s", map[string]string{"build": "compile", "vet": "pass go vet"}[args[1]], msg)
+				v.noteFailure(r.errs[len(r.errs)-1], subject+": go block", string(res.Output))
+				return r
 			}
 		}
 		r.checks = append(r.checks, Check{Kind: "compile", Subject: subject, Elapsed: time.Since(start)})

@@ -24,12 +24,20 @@ type Run struct {
 	Args    []string
 	Dir     string
 	Timeout time.Duration // 0: no limit besides ctx
+	// Machine marks a command whose stdout is machine-readable ("go list
+	// -json", "go version"): stderr is kept apart in Result.Stderr, so that
+	// what go says there ("go: downloading ..." on a cold module cache, a
+	// warning caused by GOFLAGS) never reaches the decoder. A caller shows
+	// Stderr only when the command failed.
+	Machine bool
 }
 
 // Result is what a process did. Output is stdout and stderr interleaved as
-// written (both go to one pipe).
+// written (both go to one pipe), or stdout alone for a Run.Machine command.
 type Result struct {
-	Output   []byte
+	Output []byte
+	// Stderr is what a Run.Machine command wrote to stderr (nil otherwise).
+	Stderr   []byte
 	ExitCode int  // -1 when the process did not exit normally
 	TimedOut bool // killed after Run.Timeout
 	// OutputLimited is set when the process was killed for printing more
@@ -63,6 +71,11 @@ func execProcess(ctx context.Context, r Run) (Result, error) {
 	out := &capBuffer{max: MaxOutput, full: stop}
 	cmd.Stdout = out
 	cmd.Stderr = out
+	var errOut *capBuffer
+	if r.Machine {
+		errOut = &capBuffer{max: MaxOutput, full: stop}
+		cmd.Stderr = errOut
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -76,10 +89,13 @@ func execProcess(ctx context.Context, r Run) (Result, error) {
 	// Whatever the outcome, leave no member of the group behind.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	res := Result{Output: out.bytes(), ExitCode: cmd.ProcessState.ExitCode(), Elapsed: time.Since(start)}
+	if errOut != nil {
+		res.Stderr = errOut.bytes()
+	}
 	if err := parent.Err(); err != nil {
 		return res, err
 	}
-	if out.isFull() {
+	if out.isFull() || (errOut != nil && errOut.isFull()) {
 		res.OutputLimited = true
 		return res, nil
 	}

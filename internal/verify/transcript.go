@@ -23,10 +23,15 @@ type Command struct {
 // line that starts with "$ " (or is exactly "$") starts a command; the lines
 // after it, up to the next such line, are its expected output. Text before
 // the first command is an error (the returned error's message names the
-// 0-based line index through *TranscriptError).
+// 0-based line index through *TranscriptError), and so is a line holding
+// a terminal escape sequence (ESC): the real output is compared without
+// them (StripANSI), and a page must not show one raw.
 func ParseTranscript(lines []string) ([]Command, error) {
 	var cmds []Command
 	for i, l := range lines {
+		if containsEscape(l) {
+			return nil, &TranscriptError{Line: i, Msg: fmt.Sprintf("%q holds a terminal escape sequence (ESC, \\x1b); write the text a reader sees: bookgen strips escapes from the real output before comparing", clip(l))}
+		}
 		if l == "$" || strings.HasPrefix(l, "$ ") {
 			text := strings.TrimSpace(strings.TrimPrefix(l, "$"))
 			if text == "" {

@@ -87,9 +87,26 @@ type Options struct {
 	Log io.Writer
 	// GoCmd is the go command to run; "" means "go" found in $PATH.
 	GoCmd string
+	// Progress, when set, is called when a check starts and when it ends
+	// (cached ones included), from one goroutine at a time: how many of
+	// the checks that start a go process are done, of how many, and which
+	// run now. bookgen prints it on the terminal and serve's "building"
+	// page shows it.
+	Progress func(Progress)
 
 	// exec runs processes; nil means execProcess. Tests count calls.
 	exec execFunc
+}
+
+// Progress is the state of a verification as Options.Progress sees it.
+type Progress struct {
+	Done, Total int
+	// Running names the checks running now, the longest running first:
+	// "go test ./examples/stream", "book/ch.md:12: $ go run ./examples/x",
+	// "book/ch.md:30: go block".
+	Running []string
+	// Since is when each of Running started (same order).
+	Since []time.Time
 }
 
 // Check is one verification that was run or found in the cache.
@@ -109,6 +126,9 @@ type Report struct {
 	// Blessed lists the transcript outputs rewritten by Options.Bless, as
 	// "book/ch.md:12-15: go run ./examples/x".
 	Blessed []string
+	// Claims lists every link naming a claim's check, in reading order,
+	// with whether its check passed (see claims.go).
+	Claims []Claim
 }
 
 // Verify checks the book. A failure is returned as a diag.List naming file
@@ -146,15 +166,21 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	rep := &Report{}
 	var errs diag.List
 	var jobs []job
+	var names []string
+	add := func(name string, j job) {
+		jobs = append(jobs, j)
+		names = append(names, name)
+	}
 	pkgs, err := examplePackages(b.Root)
 	if err != nil {
 		errs = append(errs, diag.Errorf("examples", 0, "%v", err))
 	}
 	for _, p := range pkgs {
-		jobs = append(jobs, v.packageJob("vet", p), v.packageJob("test", p))
+		add("go vet "+p, v.packageJob("vet", p))
+		add("go test "+p, v.packageJob("test", p))
 	}
 	for _, d := range docs {
-		for _, blk := range FindBlocks(d.Markdown) {
+		for _, blk := range findBlocksCached(d.Markdown) {
 			if err := checkAttrs(d, blk); err != nil {
 				errs = append(errs, err)
 				continue
@@ -165,19 +191,29 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					rep.Ignored++
 					continue
 				}
-				j, err := v.transcriptJob(d, blk)
+				j, first, err := v.transcriptJob(d, blk)
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
-				jobs = append(jobs, j)
+				add(first, j)
+			case "d2":
+				if !isFigureRun(blk) {
+					continue
+				}
+				j, err := v.figureJob(d, blk)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				add("figure "+blk.Attrs["run"], j)
 			case "go":
 				if _, ok := blk.Attrs["ignore"]; ok {
 					rep.Ignored++
 					continue
 				}
 				if isWholeFile(blk.Lines) {
-					jobs = append(jobs, v.compileJob(d, blk))
+					add(at(d, blk.Line)+": go block", v.compileJob(d, blk))
 					continue
 				}
 				start := time.Now()
@@ -191,7 +227,13 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 	}
 
-	results := v.runAll(ctx, jobs)
+	claims, claimErrs := v.findClaims(docs)
+	errs = append(errs, claimErrs...)
+
+	results := v.runAll(ctx, jobs, names)
+	settled := settleClaims(claims, results)
+	v.noteClaimFailures(claims, settled)
+	rep.Claims = claims
 	var edits []blessEdit
 	for _, r := range results {
 		for _, c := range r.checks {
@@ -205,6 +247,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		errs = append(errs, r.errs...)
 		edits = append(edits, r.edits...)
 	}
+	errs = append(errs, settled...)
 	if len(edits) > 0 {
 		blessed, err := applyBless(b.Root, edits)
 		rep.Blessed = blessed
@@ -213,8 +256,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
-	sortErrors(errs)
-	return rep, errs.Err()
+	return rep, v.groupBuildErrors(errs).Err()
 }
 
 // knownAttrs are the info-string attributes of go and console blocks that
@@ -225,6 +267,9 @@ var knownAttrs = map[string]bool{"ignore": true, "timeout": true, "hl_lines": tr
 // does not know: a misspelt "ignore" or "timeout" would otherwise be
 // dropped without a word. Blocks in other languages are not checked.
 func checkAttrs(d *expand.Doc, blk Block) *diag.Error {
+	if _, ok := figureAttrs[blk.Lang]; ok {
+		return checkFigureAttrs(d, blk)
+	}
 	if blk.Lang != "go" && blk.Lang != "console" {
 		return nil
 	}
@@ -265,8 +310,9 @@ type verifier struct {
 	version string
 	verErr  error
 
-	mu     sync.Mutex // guards listed and logging
+	mu     sync.Mutex // guards listed, failed and logging
 	listed map[string]*listCall
+	failed map[*diag.Error]failedRun // see noteFailure
 }
 
 // job is one independent unit of work; it returns what it checked.
@@ -276,12 +322,15 @@ type jobResult struct {
 	checks []Check
 	errs   []*diag.Error
 	edits  []blessEdit
+	tests  *pkgTests // a package test's outcomes, for claims
 }
 
 // runAll runs jobs on Workers goroutines and returns their results in the
-// jobs' order.
-func (v *verifier) runAll(ctx context.Context, jobs []job) []jobResult {
+// jobs' order. names[i] names jobs[i] for Options.Progress.
+func (v *verifier) runAll(ctx context.Context, jobs []job, names []string) []jobResult {
 	results := make([]jobResult, len(jobs))
+	pr := &progress{report: v.opt.Progress, total: len(jobs), started: map[int]time.Time{}, names: names}
+	pr.send()
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < Workers; w++ {
@@ -289,7 +338,9 @@ func (v *verifier) runAll(ctx context.Context, jobs []job) []jobResult {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				pr.start(i)
 				results[i] = jobs[i](ctx)
+				pr.end(i)
 			}
 		}()
 	}
@@ -302,6 +353,66 @@ func (v *verifier) runAll(ctx context.Context, jobs []job) []jobResult {
 	close(next)
 	wg.Wait()
 	return results
+}
+
+// progress tracks the running checks for Options.Progress.
+type progress struct {
+	mu      sync.Mutex
+	report  func(Progress)
+	total   int
+	done    int
+	started map[int]time.Time // running job -> start
+	names   []string
+}
+
+func (p *progress) start(i int) {
+	if p.report == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.started[i] = time.Now()
+	p.sendLocked()
+}
+
+func (p *progress) end(i int) {
+	if p.report == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.started, i)
+	p.done++
+	p.sendLocked()
+}
+
+func (p *progress) send() {
+	if p.report == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sendLocked()
+}
+
+func (p *progress) sendLocked() {
+	running := make([]int, 0, len(p.started))
+	for i := range p.started {
+		running = append(running, i)
+	}
+	sort.Slice(running, func(a, b int) bool {
+		ta, tb := p.started[running[a]], p.started[running[b]]
+		if !ta.Equal(tb) {
+			return ta.Before(tb)
+		}
+		return running[a] < running[b]
+	})
+	pr := Progress{Done: p.done, Total: p.total}
+	for _, i := range running {
+		pr.Running = append(pr.Running, p.names[i])
+		pr.Since = append(pr.Since, p.started[i])
+	}
+	p.report(pr)
 }
 
 func (v *verifier) logf(format string, args ...any) {

@@ -477,7 +477,7 @@ func TestBless(t *testing.T) {
 	}
 	// Without Bless, the rewritten chapter passes from the cache.
 	rec := &recorder{}
-	rep, err = verifyRoot(t, root, Options{CacheDir: cache, exec: rec.exec})
+	_, err = verifyRoot(t, root, Options{CacheDir: cache, exec: rec.exec})
 	if err != nil {
 		t.Fatalf("Verify after blessing: %v", err)
 	}

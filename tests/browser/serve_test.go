@@ -14,6 +14,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/serve"
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // syncLog is the server's log, read while it runs.
@@ -162,4 +163,48 @@ func TestServe(t *testing.T) {
 		t.Errorf("stylesheet link still %s", after)
 	}
 	tb.noConsoleErrors("serve: css")
+}
+
+// TestServeBuildingPage opens a page while serve's first build still runs
+// (held here until the page is up, as a fresh clone's first build takes
+// minutes): the tab shows the "building" page with the build's progress
+// at once, and becomes the chapter when the build lands, without a
+// console error.
+func TestServeBuildingPage(t *testing.T) {
+	bctx := newBrowser(t)
+	root := fixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	release := make(chan struct{})
+	opt := serve.Options{
+		Build: build.Options{Root: root, Out: filepath.Join(t.TempDir(), "site")},
+		Log:   &syncLog{},
+		BuildFunc: func(ctx context.Context, o build.Options) (*build.Result, error) {
+			o.Verify.Progress(verify.Progress{Done: 1, Total: 9, Running: []string{"go test ./examples/slow"}, Since: []time.Time{time.Now()}})
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return build.Build(ctx, o)
+		},
+	}
+	opt.Build.Verify.CacheDir = t.TempDir()
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(ctx, ln, opt) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	base := "http://" + ln.Addr().String() + "/"
+	tb := newTab(t, bctx)
+	tb.navigate(base + "epochs.html")
+	tb.waitTrue("the building page", `document.querySelector("h1") && document.querySelector("h1").textContent.indexOf("Building the book") === 0`, 10*time.Second)
+	tb.waitTrue("its progress", `document.getElementById("bookgen-progress").textContent.indexOf("1 of 9 checks done; running go test ./examples/slow") === 0`, 10*time.Second)
+	close(release)
+	tb.waitTrue("the chapter after the build", `location.pathname === "/epochs.html" && !!document.querySelector(".chapter h1") && !document.getElementById("bookgen-building")`, 90*time.Second)
+	tb.noConsoleErrors("building page", "status of 503")
 }

@@ -105,6 +105,9 @@ func TestSite(t *testing.T) {
 
 	t.Run("search", func(t *testing.T) {
 		tb.t = t
+		// Start on a page of its own, loaded now (not whatever the last
+		// subtest left, which may be the page search will open).
+		tb.navigate(base + "epochs.html")
 		loaded := `performance.getEntriesByType("resource").some(function (e) { return /assets\/search\.[0-9a-f]+\.json$/.test(e.name); })`
 		if eval[bool](tb, loaded) {
 			t.Error("the search index loaded before search was opened")
@@ -148,8 +151,9 @@ func TestSite(t *testing.T) {
 		tb.key("sequencer")
 		tb.waitTrue("results for sequencer", `document.querySelector("#search-results [aria-selected=true] a") !== null && document.querySelector("#search-results [aria-selected=true] a").href.indexOf("streams.html") >= 0`, 20*time.Second)
 		tb.screenshot("search-open.png")
+		tb.markPage()
 		tb.key(kb.Enter)
-		tb.waitPage("/streams.html")
+		tb.waitNewPage("/streams.html")
 		if got := eval[string](tb, `location.hash`); got != "#the-sequencer" {
 			t.Errorf("result opened at %q, want #the-sequencer", got)
 		}

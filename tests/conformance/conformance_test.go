@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ownership-book/ownership/tests/internal/toolskip"
 )
 
 // vitestReport is the part of vitest's JSON report this test reads.
@@ -31,13 +33,12 @@ type vitestReport struct {
 }
 
 // missing skips the test when a tool is missing, unless CI is set, where a
-// missing tool is a failure.
+// missing tool is a failure. what says what is missing and the one command
+// that provides it. The skip is never replayed from go test's cache once
+// the tool is installed (see toolskip).
 func missing(t *testing.T, what string) {
 	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s (CI is set, so this is a failure; .ci/run installs it)", what)
-	}
-	t.Skipf("%s; run `npm ci` in tests/conformance to run the conformance suite", what)
+	toolskip.Missing(t, what)
 }
 
 // TestConformance builds streamd, starts it on free loopback ports with a
@@ -57,11 +58,8 @@ func TestConformance(t *testing.T) {
 }
 
 func run(t *testing.T, voters int, via string) {
-	if _, err := os.Stat("node_modules/@durable-streams/server-conformance-tests"); err != nil {
-		missing(t, "tests/conformance/node_modules is missing")
-	}
-	if _, err := exec.LookPath("npx"); err != nil {
-		missing(t, "npx is not on PATH")
+	if why := suiteOnce("."); why != "" {
+		missing(t, why)
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "streamd")

@@ -1,7 +1,9 @@
 // Command handover walks one actor through a handover from A to B, a refused
-// transition and an aborted handover from B to C, and prints after every step
-// whether each token may mutate (MayMutate) and would pass a resource
-// server's fence (ValidFence). Its output is deterministic.
+// transition, an aborted handover from B to C and a duplicated request that
+// arrives after the epoch moved on, and prints after every step whether each
+// token may mutate (MayMutate) and would pass a resource server's fence
+// (ValidFence). Every request carries the epoch it was issued at (each step
+// is printed as Op@epoch). Its output is deterministic.
 //
 //	go run ./examples/ownership/handover
 package main
@@ -37,7 +39,7 @@ type table struct {
 	cols []column
 }
 
-const rowFormat = "  %-22s %-27s"
+const rowFormat = "  %-25s %-27s"
 
 func newTable(w io.Writer, a *ownership.Actor, cols ...column) *table {
 	t := &table{w: w, a: a, cols: cols}
@@ -72,7 +74,7 @@ func (t *table) row(step string) {
 
 // note prints a free-text row under the step column.
 func (t *table) note(step, text string) {
-	fmt.Fprintf(t.w, "  %-22s %s\n", step, text)
+	fmt.Fprintf(t.w, "  %-25s %s\n", step, text)
 }
 
 // apply performs c, which must succeed, and prints its row.
@@ -98,9 +100,9 @@ func run(w io.Writer) error {
 	t := newTable(w, a, column{"A", 41}, column{"B", 42})
 	t.row("start")
 	for _, c := range []ownership.Command{
-		{Op: ownership.OpBeginTransfer, Caller: "A", To: "B"},
-		{Op: ownership.OpCompleteRelease, Caller: "A"},
-		{Op: ownership.OpAcquire, Caller: "B"},
+		{Op: ownership.OpBeginTransfer, Caller: "A", To: "B", Epoch: 41},
+		{Op: ownership.OpCompleteRelease, Caller: "A", Epoch: 42},
+		{Op: ownership.OpAcquire, Caller: "B", Epoch: 42},
 	} {
 		if err := t.apply(c); err != nil {
 			return err
@@ -108,21 +110,15 @@ func run(w io.Writer) error {
 	}
 
 	fmt.Fprintln(w, "\nA still holds its epoch-41 token and tries to hand the actor to C:")
-	before := a.State()
-	_, err = a.Apply(ownership.Command{Op: ownership.OpBeginTransfer, Caller: "A", To: "C"})
-	if err == nil {
-		return fmt.Errorf("a former owner's BeginTransfer succeeded")
+	if err := refuse(w, a, ownership.Command{Op: ownership.OpBeginTransfer, Caller: "A", To: "C", Epoch: 41}); err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "  refused: %v\n", err)
-	fmt.Fprintf(w, "  state before and after: %v, %v\n", before, a.State())
 
 	fmt.Fprintln(w, "\nHandover from B to C, aborted by the coordinator:")
 	t = newTable(w, a, column{"B", 42}, column{"B", 44})
 	t.row("start")
-	for _, c := range []ownership.Command{
-		{Op: ownership.OpBeginTransfer, Caller: "B", To: "C"},
-		{Op: ownership.OpAbort},
-	} {
+	begin := ownership.Command{Op: ownership.OpBeginTransfer, Caller: "B", To: "C", Epoch: 42}
+	for _, c := range []ownership.Command{begin, {Op: ownership.OpAbort, Epoch: 43}} {
 		if err := t.apply(c); err != nil {
 			return err
 		}
@@ -130,11 +126,20 @@ func run(w io.Writer) error {
 	// B's grant naming epoch 43 left for C before the abort; it arrives now.
 	t.note("C gets grant for 43", fmt.Sprintf("valid_fence(43) = %s: stale on arrival (current epoch %d)",
 		yesNo(a.ValidFence(43)), a.CurrentEpoch()))
-	if _, err = a.Acquire("C"); err == nil {
-		return fmt.Errorf("C acquired with an abandoned grant")
+	acquireC := ownership.Command{Op: ownership.OpAcquire, Caller: "C", Epoch: 43}
+	if _, err = a.Apply(acquireC); err == nil {
+		return fmt.Errorf("node C acquired with an abandoned grant")
 	}
-	t.note("Acquire(C)", "refused: "+err.Error())
-	if err := t.apply(ownership.Command{Op: ownership.OpAcquire, Caller: "B"}); err != nil {
+	t.note(acquireC.String(), "refused: "+err.Error())
+	if err := t.apply(ownership.Command{Op: ownership.OpAcquire, Caller: "B", Epoch: 44}); err != nil {
+		return err
+	}
+
+	// The network duplicated B's BeginTransfer(B -> C) issued at 42. Its
+	// caller is the owner again, so without its epoch it would be valid and
+	// would start a handover at 44 that nobody asked for.
+	fmt.Fprintf(w, "\nThe network delivers a second copy of %v:\n", begin)
+	if err := refuse(w, a, begin); err != nil {
 		return err
 	}
 
@@ -142,6 +147,19 @@ func run(w io.Writer) error {
 	for _, tok := range a.Issued() {
 		fmt.Fprintf(w, "  %v  may_mutate=%s\n", tok, yesNo(a.MayMutate(tok)))
 	}
+	return nil
+}
+
+// refuse applies c, which the actor must refuse, and prints the refusal and
+// the state before and after it.
+func refuse(w io.Writer, a *ownership.Actor, c ownership.Command) error {
+	before := a.State()
+	_, err := a.Apply(c)
+	if err == nil {
+		return fmt.Errorf("%v was applied in %v", c, before)
+	}
+	fmt.Fprintf(w, "  %v refused: %v\n", c, err)
+	fmt.Fprintf(w, "  state before and after: %v, %v\n", before, a.State())
 	return nil
 }
 

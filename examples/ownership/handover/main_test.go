@@ -41,7 +41,8 @@ func TestOutputMatchesGolden(t *testing.T) {
 }
 
 // The transcript shows the rules the chapter states: the outgoing owner is
-// fenced from BeginTransfer on, and the abandoned epoch 43 is stale.
+// fenced from BeginTransfer on, the abandoned epoch 43 is stale, and a
+// duplicated request issued at an older epoch is refused and changes nothing.
 // Reference: chapter "Ownership: epochs and fencing", sections "The epoch moves
 // first" and "Abort and revoke".
 func TestOutputShowsTheRules(t *testing.T) {
@@ -50,11 +51,13 @@ func TestOutputShowsTheRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"BeginTransfer(A -> B)  Transferring(A, B, 41, 42)  no/no    -",
-		"Acquire(B)             Owned(B, 42)                no/no    yes/yes",
+		"BeginTransfer(A -> B)@41  Transferring(A, B, 41, 42)  no/no    -",
+		"Acquire(B)@42             Owned(B, 42)                no/no    yes/yes",
 		"refused: BeginTransfer: caller A is not the owner B",
 		"valid_fence(43) = no",
-		"Abort                  Unowned(44, B)",
+		"Abort@43                  Unowned(44, B)",
+		"BeginTransfer(B -> C)@42 refused: epoch 42 is stale: the current epoch is 44",
+		"state before and after: Owned(B, 44), Owned(B, 44)",
 	} {
 		if !bytes.Contains(out.Bytes(), []byte(want)) {
 			t.Errorf("output lacks %q:\n%s", want, out.Bytes())

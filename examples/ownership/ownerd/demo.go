@@ -61,11 +61,11 @@ func demo(ctx context.Context, c *cluster, w io.Writer) error {
 	step("A", "begin transfer of x to B", s)
 	_, err = b.CompleteRelease(ctx, "x", 1)
 	if !errors.Is(err, ownership.ErrWrongNode) {
-		return fmt.Errorf("B's CompleteRelease: %v, want refused", err)
+		return fmt.Errorf("node B's CompleteRelease: %v, want refused", err)
 	}
 	var refusal *service.Error
 	if !errors.As(err, &refusal) {
-		return fmt.Errorf("B's CompleteRelease: %v, want a *service.Error", err)
+		return fmt.Errorf("node B's CompleteRelease: %v, want a *service.Error", err)
 	}
 	step("B", "complete release of x", "refused, "+string(refusal.Code)+":")
 	more(refusal.Detail)

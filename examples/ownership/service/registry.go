@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -90,14 +91,34 @@ func (t *table) prepare(req Request, floor ownership.Epoch) (*ownership.Actor, R
 	}
 	want, hasEpoch := roleEpoch(req.Op, cur.State())
 	next := cur.Clone()
-	tok, err := next.Apply(ownership.Command{Op: req.Op, Caller: req.Caller, To: req.To})
+	tok, err := next.Apply(ownership.Command{Op: req.Op, Caller: req.Caller, To: req.To, Epoch: commandEpoch(req, cur.State())})
+	var stale *ownership.StaleEpochError
+	if errors.As(err, &stale) && hasEpoch {
+		err = &EpochError{Op: req.Op, Actor: req.Actor, Given: req.Epoch, Want: want}
+	}
 	if err != nil {
 		return nil, Result{}, ruleError(req.Op, err)
 	}
-	if hasEpoch && req.Epoch != want {
-		return nil, Result{}, ruleError(req.Op, &EpochError{Op: req.Op, Actor: req.Actor, Given: req.Epoch, Want: want})
-	}
 	return next, Result{State: next.State(), Token: tok}, nil
+}
+
+// commandEpoch is the epoch of the ownership.Command for req in state s:
+// the current epoch as the requester saw it. On the wire a node names the
+// epoch its role holds (see roleEpoch), which is the current epoch except
+// for CompleteRelease, where it is the epoch the outgoing owner owned, one
+// below the transfer's new epoch. The coordinator's transitions are decided
+// on the record as it is now, so they carry its current epoch.
+func commandEpoch(req Request, s ownership.State) ownership.Epoch {
+	switch req.Op {
+	case ownership.OpBeginTransfer, ownership.OpAcquire:
+		return req.Epoch
+	case ownership.OpCompleteRelease:
+		if req.Epoch == ownership.MaxEpoch {
+			return 0 // no transfer's new epoch is 0, so this is refused
+		}
+		return req.Epoch + 1
+	}
+	return ownership.CurrentEpoch(s)
 }
 
 // ANCHOR_END: prepare

@@ -98,7 +98,7 @@ func run(out io.Writer) error {
 	for seq := 0; seq <= 41; seq++ {
 		resp = a.appendAs(7, seq, fmt.Sprintf("a%d ", seq))
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("A seq %d: %s", seq, resp.Status)
+			return fmt.Errorf("producer A, seq %d: %s", seq, resp.Status)
 		}
 	}
 	show(out, "A", "append epoch 7, seq 0..41", resp, "Producer-Epoch", "Producer-Seq")
@@ -109,7 +109,7 @@ func run(out io.Writer) error {
 
 	// B reads what the stream holds after its claim (every read is a leader
 	// read, so no acknowledged append can be missing from it).
-	resp, body := b.do("GET", "/v1/stream/db?offset=-1", nil, "")
+	_, body := b.do("GET", "/v1/stream/db?offset=-1", nil, "")
 	recs := strings.Fields(body)
 	fmt.Fprintf(out, "B  read after the claim         -> %d records, A's last: %s, then: %s\n",
 		len(recs), recs[len(recs)-2], recs[len(recs)-1])
@@ -141,7 +141,7 @@ func run(out io.Writer) error {
 		"Producer-Seq": "2", "Stream-Incarnation": old}, "b2 ")
 	show(out, "B", "append with old incarnation", resp)
 
-	resp, body = b.do("GET", "/v1/stream/db?offset=-1", nil, "")
+	_, body = b.do("GET", "/v1/stream/db?offset=-1", nil, "")
 	recs = strings.Fields(body)
 	fmt.Fprintf(out, "   the stream holds %d records: a0..a%d, then %s\n", len(recs), 41, strings.Join(recs[42:], " "))
 	return nil

@@ -21,19 +21,40 @@ func fastCluster(t *testing.T, voters int) *Cluster {
 	return c
 }
 
+// mustDo sends a request that is safe to resend (a create), resending it
+// while the cluster answers "try again" (see retrying).
 func mustDo(t *testing.T, method, url string, h map[string]string, body string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp, _, _ := retrying(t, func() *http.Request {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		return req
+	})
 	return resp
+}
+
+// waitReaders waits until n readers (long-poll or SSE) wait on stream name
+// on the voters of c, wherever a follower forwarded them; it fails the
+// test after 20 s. Tests wait for this instead of sleeping, so that a slow
+// machine does not run them before their readers are in place.
+func waitReaders(t *testing.T, c *Cluster, name string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := 0
+		for _, nd := range c.Nodes {
+			got += nd.Machine.Readers(name)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d readers wait on %s after 20s", got, n, name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // settle waits until the goroutine count is at most want (or 5s passed)
@@ -59,9 +80,8 @@ func TestReadersThatLeaveLeakNothing(t *testing.T) {
 	base := runtime.NumGoroutine()
 	const readers = 60
 	ctx, cancel := context.WithCancel(context.Background())
-	var started, wg sync.WaitGroup
+	var wg sync.WaitGroup
 	for i := range readers {
-		started.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -70,7 +90,6 @@ func TestReadersThatLeaveLeakNothing(t *testing.T) {
 				q = "offset=-1&live=sse"
 			}
 			req, _ := http.NewRequestWithContext(ctx, "GET", c.Nodes[i%3].URL+"/v1/stream/s?"+q, nil)
-			go func() { time.Sleep(300 * time.Millisecond); started.Done() }()
 			resp, err := client.Do(req)
 			if err == nil {
 				io.Copy(io.Discard, resp.Body)
@@ -78,7 +97,7 @@ func TestReadersThatLeaveLeakNothing(t *testing.T) {
 			}
 		}()
 	}
-	started.Wait()
+	waitReaders(t, c, "s", readers)
 	during := runtime.NumGoroutine()
 	cancel()
 	wg.Wait()
@@ -134,7 +153,7 @@ func TestFollowerReadersSurviveLeaderChange(t *testing.T) {
 			answers <- answer{status: resp.StatusCode}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitReaders(t, c, "s", 4)
 	leader.http.Close()
 	leader.Group.Close()
 	for range 4 {

@@ -14,7 +14,7 @@ import (
 // claimOpen takes the database over: it claims an epoch above every epoch
 // this copy has seen and, if another claim won, claims again above the
 // winner's epoch, at most MaxClaimRounds times. Then it recovers.
-// Reference: chapter "Taking a database over", section "The claim".
+// Reference: chapter "Owning a database through its stream", section "The claim".
 func (db *DB) claimOpen(ctx context.Context) error {
 	if db.fresh() {
 		// A new copy has seen no epoch yet: it rebuilds from the stream
@@ -38,6 +38,7 @@ func (db *DB) claimOpen(ctx context.Context) error {
 		}
 		// Lost a race: the answer names the epoch that won.
 		above = max(epoch, res.Epoch)
+		db.trace(Event{Kind: "lost", Reason: "open", Epoch: epoch, Result: res})
 	}
 	return &ClaimRacesError{Stream: db.c.Name, Rounds: MaxClaimRounds, LastEpoch: above}
 }
@@ -171,7 +172,7 @@ func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
 // If nobody else wrote, the rest stay pending, to be resent under epoch with
 // order and content kept; if someone did, they are discarded and the copy
 // takes the stream's commits instead.
-// Reference: chapter "Taking a database over", section "Recovery after the
+// Reference: chapter "Owning a database through its stream", section "Recovery after the
 // claim".
 func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult) error {
 	db.mu.Lock()
@@ -317,8 +318,8 @@ func (db *DB) logOf(commits []Commit, ackIndex uint64) []record {
 // beats it, and being beaten resets the database. It is not one above the
 // highest claim in the local log: a claim that never reached the stream
 // (its request lost) would lift this one above the claim of an owner that
-// opened meanwhile. Reference: chapter "Taking a database over", section
-// "Claims nobody asked for".
+// opened meanwhile. Reference: chapter "Owning a database through its stream", section
+// "Claims the package makes on its own".
 func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error {
 	epoch := own + 1
 	res, won, err := db.claim(ctx, epoch, reason)
@@ -437,6 +438,9 @@ func (db *DB) push(ctx context.Context) (int, error) {
 		case http.StatusForbidden:
 			return appended, db.fenced(epoch, res)
 		case http.StatusConflict:
+			if res.Closed {
+				return appended, closedStream(epoch, b.seq, db.c.Name)
+			}
 			// The stream does not know this producer at this sequence
 			// number (it forgot an idle producer): claim again.
 			if err := db.claimUnasked(ctx, "forgotten", db.Epoch()); err != nil {
@@ -498,6 +502,16 @@ func (db *DB) shrink(b *batch) error {
 	return nil
 }
 
+// closedStream is the error of an append refused because the stream is
+// closed. A closed stream answers every append with 409 and Stream-Closed
+// before it judges the epoch (PROTOCOL.md 5.2 "Error Precedence"), so the
+// answer says nothing about who owns the database; no claim can apply
+// either, so the process claims nothing and reports the refusal.
+func closedStream(epoch, seq uint64, name string) error {
+	return fmt.Errorf("append epoch %d seq %d to %q: status 409: the stream is closed and takes no more appends",
+		epoch, seq, name)
+}
+
 func (db *DB) fenced(epoch uint64, res AppendResult) error {
 	return db.reset(&ResetError{Kind: ResetFenced, Epoch: epoch, Current: res.Epoch,
 		Detail: fmt.Sprintf("403 %s", res.Outcome)})
@@ -506,6 +520,7 @@ func (db *DB) fenced(epoch uint64, res AppendResult) error {
 // probe is the round trip of Synced: it resends the last acknowledged append
 // of this epoch. The stream checks the epoch before the sequence number, so a
 // duplicate (204) means the epoch is still current and 403 means it closed.
+// (On a closed stream both give way to 409 with Stream-Closed.)
 func (db *DB) probe(ctx context.Context) error {
 	for attempt := 0; attempt < 3; attempt++ {
 		db.mu.Lock()
@@ -525,6 +540,9 @@ func (db *DB) probe(ctx context.Context) error {
 		case http.StatusForbidden:
 			return db.fenced(epoch, res)
 		case http.StatusConflict:
+			if res.Closed {
+				return closedStream(epoch, b.seq, db.c.Name)
+			}
 			if err := db.claimUnasked(ctx, "forgotten", db.Epoch()); err != nil {
 				return err
 			}
@@ -546,7 +564,7 @@ func (db *DB) probe(ctx context.Context) error {
 // served before may differ now. If the new history still contains each
 // commit acknowledged to this copy, the copy adopts the new token; if any is
 // missing, the copy's files move into salvage/ and the database resets.
-// Reference: chapter "Taking a database over", section "A new history".
+// Reference: chapter "Owning a database through its stream", section "When the stream rewrites its history".
 func (db *DB) newHistory(ctx context.Context, res AppendResult) error {
 	data, _, inc, err := db.c.readAll(ctx, startOffset, true)
 	if err != nil {

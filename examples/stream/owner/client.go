@@ -27,6 +27,7 @@ const (
 	HeaderIncarnation   = "Stream-Incarnation"
 	HeaderNextOffset    = "Stream-Next-Offset"
 	HeaderUpToDate      = "Stream-Up-To-Date"
+	HeaderClosed        = "Stream-Closed"
 
 	// OutcomeEpochClosed is the Producer-Outcome of a 403 for an older epoch.
 	OutcomeEpochClosed = "epoch-closed"
@@ -75,6 +76,9 @@ type AppendResult struct {
 	NextOffset string
 	// Incarnation is the stream's current incarnation token, "" if absent.
 	Incarnation string
+	// Closed is Stream-Closed: true, the stream takes no more appends
+	// (PROTOCOL.md 4.1); on a 409 it is the refusal's reason.
+	Closed bool
 }
 
 func (c *Client) http() *http.Client {
@@ -148,6 +152,7 @@ func (c *Client) Append(ctx context.Context, epoch, seq uint64, incarnation stri
 		ClosedSeq:   parseInt(h.Get(HeaderClosedSeq)),
 		NextOffset:  h.Get(HeaderNextOffset),
 		Incarnation: h.Get(HeaderIncarnation),
+		Closed:      h.Get(HeaderClosed) == "true",
 	}, nil
 }
 

@@ -41,7 +41,10 @@ type Options struct {
 
 // Event describes one step of the replicator, for Options.Trace.
 type Event struct {
-	Kind   string // "catch-up", "claim", "append", "probe", "recover", "reset", "new-history"
+	// Kind is "catch-up", "claim", "lost" (an open's claim lost a race; Epoch
+	// is the claim's, Result its answer), "append", "probe", "recover",
+	// "reset" or "new-history".
+	Kind   string
 	Reason string // for a claim: "open", "forgotten", "limit", "live"
 	Epoch  uint64
 	Seq    uint64
@@ -107,11 +110,11 @@ type batch struct {
 // Open opens the database in dir (created if missing) and, if the stream is
 // reachable, claims it: it claims an epoch above every one it has seen,
 // again above the winner after a lost race, then recovers its pending
-// commits (chapter "Taking a database over", sections "The claim" and
+// commits (chapter "Owning a database through its stream", sections "The claim" and
 // "Recovery after the claim"). If the stream cannot be reached, Open
 // succeeds offline: reads and commits work locally, and the first Synced or
 // Push (or the background replicator) goes live, claiming only if nobody
-// else wrote or claimed since (section "Claims nobody asked for").
+// else wrote or claimed since (section "Claims the package makes on its own").
 //
 // Open holds dir/lock until Close. It fails with an error matching ErrInUse
 // while another open DB holds it, with one matching ErrClaimRaces after

@@ -12,7 +12,7 @@
 // Producer-Outcome: epoch-closed. That answer is the fence, and the package
 // relies on nothing else to keep one writer: no lock service, no lease.
 //
-// The rules, each described in chapter "Taking a database over" under the
+// The rules, each described in chapter "Owning a database through its stream" under the
 // section named in parentheses:
 //
 //   - Open claims the database (The claim). It first records the claim in
@@ -30,20 +30,20 @@
 //     holds every commit made before the call and a round trip that started
 //     after the call found the process still the owner. Do nothing visible
 //     outside the process before it returns.
-//   - A 403 epoch-closed resets the database (What the fenced process sees):
+//   - A 403 epoch-closed resets the database (How a replaced owner learns of it):
 //     waiting Synced calls fail, reset listeners run once (with no lock of
 //     the DB held, so they may call Close), every later operation, reads
 //     included, fails with an error matching ErrReset, and a Snapshot taken
 //     earlier keeps answering. A reset DB never reopens on its own.
-//   - The package also claims without being asked (Claims nobody asked
-//     for): when the stream has forgotten the producer, after a 413 (it
+//   - The package also claims without being asked (Claims the package makes on its
+//     own): when the stream has forgotten the producer, after a 413 (it
 //     halves its batches, then claims), and when an offline open reaches the
 //     stream. Such a claim is one epoch above the highest epoch the process
 //     holds on the stream (not above a claim in its log that never arrived),
 //     so any newer owner beats it. Before the offline case claims, it reads
 //     the stream and gives up if any other copy wrote or claimed after the
 //     process's last claim there.
-//   - A 412, a stale incarnation token (A new history), makes the copy read
+//   - A 412, a stale incarnation token (When the stream rewrites its history), makes the copy read
 //     the stream's new history. If every commit it had seen acknowledged is
 //     still there, it carries on under the new token; if not, its files move
 //     into salvage/ and the database resets.

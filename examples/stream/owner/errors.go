@@ -6,15 +6,15 @@ import (
 )
 
 // MaxClaimRounds is how many claims one Open makes before it gives up with
-// ErrClaimRaces. Reference: chapter "Taking a database over", section "The
+// ErrClaimRaces. Reference: chapter "Owning a database through its stream", section "The
 // claim".
 const MaxClaimRounds = 16
 
 // ErrReset is matched (errors.Is) by every error of a database that has
 // reset: after it was fenced, or after it lost its history. Every operation
 // of a reset DB, reads included, fails with it; a Snapshot taken before the
-// reset keeps working. Reference: chapter "Taking a database over", section
-// "What the fenced process sees".
+// reset keeps working. Reference: chapter "Owning a database through its stream", section
+// "How a replaced owner learns of it".
 var ErrReset = errors.New("database reset")
 
 // ErrFenced is matched, besides ErrReset, by the reset of a database whose
@@ -28,7 +28,7 @@ var ErrClaimRaces = errors.New("claim races")
 
 // ErrDiscarded is returned by a Synced during which a recovery found that
 // another owner had written, so that commits made before the call were
-// discarded. Reference: chapter "Taking a database over", section "Recovery
+// discarded. Reference: chapter "Owning a database through its stream", section "Recovery
 // after the claim".
 var ErrDiscarded = errors.New("pending commits discarded: another owner wrote first")
 

@@ -25,7 +25,6 @@ type testStream struct {
 	srv   *server.Server
 	mu    sync.Mutex
 	front func(w http.ResponseWriter, r *http.Request) bool
-	log   []string // "METHOD epoch seq status" of every append, in order
 }
 
 func newTestStream(t *testing.T) *testStream {

@@ -34,7 +34,7 @@ func epochOf(r *http.Request) uint64 { return parseUint(r.Header.Get(HeaderProdu
 // local log and synced before the claim is appended at sequence number 0, at
 // an epoch higher than any this copy has seen; a lost race is claimed again
 // above the winner, and after 16 lost rounds Open fails with ErrClaimRaces.
-// Reference: chapter "Taking a database over", section "The claim".
+// Reference: chapter "Owning a database through its stream", section "The claim".
 func TestOpenClaims(t *testing.T) {
 	t.Run("claim record first, epoch above every seen", func(t *testing.T) {
 		ts := newTestStream(t)
@@ -276,7 +276,7 @@ func TestOpenClaims(t *testing.T) {
 // read which pending commits landed; if no other copy wrote, it resends the
 // others under its new epoch with their order and content kept, and if one
 // did, it drops them and adopts the stream's commits.
-// Reference: chapter "Taking a database over", section "Recovery after the
+// Reference: chapter "Owning a database through its stream", section "Recovery after the
 // claim".
 func TestRecoveryAfterTheClaim(t *testing.T) {
 	t.Run("nobody else wrote: resend the rest unchanged", func(t *testing.T) {
@@ -372,8 +372,8 @@ func TestRecoveryAfterTheClaim(t *testing.T) {
 // TestRecoveryFailure checks that a recovery that fails after its claim won
 // (here, the rewrite of the local log) leaves the process to go live again
 // rather than to write under the epoch its own claim closed, which would
-// fence it by its own hand. Reference: chapter "Taking a database over",
-// sections "Recovery after the claim" and "Claims nobody asked for".
+// fence it by its own hand. Reference: chapter "Owning a database through its stream",
+// sections "Recovery after the claim" and "Claims the package makes on its own".
 func TestRecoveryFailure(t *testing.T) {
 	ts := newTestStream(t)
 	dirA := t.TempDir()
@@ -429,7 +429,7 @@ func TestRecoveryFailure(t *testing.T) {
 
 // TestSynced checks that Synced returns only once the stream holds every
 // earlier commit and a round trip begun after the call found the process
-// still the owner. Reference: chapter "Taking a database over", section
+// still the owner. Reference: chapter "Owning a database through its stream", section
 // "Synced: the one rule for callers".
 func TestSynced(t *testing.T) {
 	ts := newTestStream(t)
@@ -488,8 +488,8 @@ func TestSynced(t *testing.T) {
 // the database; pending Synced calls fail; reset listeners run exactly once;
 // every later operation, reads included, fails with ErrReset; an open
 // snapshot keeps working; the process does not reopen by itself.
-// Reference: chapter "Taking a database over", section "What the fenced process
-// sees".
+// Reference: chapter "Owning a database through its stream", section "How a replaced owner learns of
+// it".
 func TestFenced(t *testing.T) {
 	ts := newTestStream(t)
 	a, l := ts.mustOpen(t.TempDir(), "A")
@@ -573,13 +573,65 @@ func TestFenced(t *testing.T) {
 	}
 }
 
+// TestClosedStreamIsNoClaim checks what an owner does when its stream was
+// closed behind its back. The stream answers every append, a fenced one
+// included, with 409 and Stream-Closed, so the 409 is not read as a
+// forgotten producer: Synced and Push fail naming the closed stream, no
+// claim is sent, and the database does not reset (nobody else owns it).
+// Reference: PROTOCOL.md 5.2 "Error Precedence"; chapter "The epoch-fenced
+// stream", section "Where the fence is checked".
+func TestClosedStreamIsNoClaim(t *testing.T) {
+	for _, fenced := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fenced=%v", fenced), func(t *testing.T) {
+			ts := newTestStream(t)
+			a, l := ts.mustOpen(t.TempDir(), "A")
+			a.Put("k", "v1")
+			if err := a.Synced(bg); err != nil {
+				t.Fatal(err)
+			}
+			if fenced {
+				ts.mustOpen(t.TempDir(), "B") // B takes over: epoch 2
+			}
+			if r := ts.m.ApplyCommand(stream.Command{Op: stream.OpAppend, Stream: "db", Close: true}); r.Err() != nil {
+				t.Fatal(r.Err())
+			}
+			var claims atomic.Int32
+			l.setFault(func(r *http.Request) (bool, bool) {
+				if isClaim(r) {
+					claims.Add(1)
+				}
+				return false, false
+			})
+			for _, call := range []struct {
+				name string
+				f    func() error
+			}{
+				{"Synced with nothing pending", func() error { return a.Synced(bg) }},
+				{"Synced with a commit pending", func() error { a.Put("k", "v2"); return a.Synced(bg) }},
+				{"Push", func() error { return a.Push(bg) }},
+			} {
+				err := call.f()
+				if err == nil || errors.Is(err, ErrReset) || !strings.Contains(err.Error(), "closed") {
+					t.Errorf("%s = %v, want an error naming the closed stream, no reset", call.name, err)
+				}
+			}
+			if n := claims.Load(); n != 0 {
+				t.Errorf("sent %d claims to a closed stream, want 0", n)
+			}
+			if got := keys(ts.history()); got != "k=v1" {
+				t.Errorf("stream holds %q, want only k=v1", got)
+			}
+		})
+	}
+}
+
 // TestClaimsNobodyAskedFor checks the claims the package makes unprompted:
 // when the stream has dropped the producer's state, after a 413, and when an
 // offline open reaches the stream. Each is one epoch above the process's own,
 // so any newer owner beats it, and the offline one is made only when no
 // other copy wrote or claimed in the meantime.
-// Reference: chapter "Taking a database over", section "Claims nobody asked
-// for".
+// Reference: chapter "Owning a database through its stream", section "Claims the package makes on its
+// own".
 func TestClaimsNobodyAskedFor(t *testing.T) {
 	claimsOf := func(evs *[]Event) func(Event) {
 		return func(e Event) {
@@ -876,8 +928,8 @@ func (ts *testStream) forgetProducer() {
 // TestANewHistory checks the answer to 412 (stale incarnation): when the new
 // history still has all of the copy's acknowledged commits, the copy adopts
 // the new token; when one is missing, the copy moves into salvage/ and the
-// database resets. Reference: chapter "Taking a database over", section "A
-// new history".
+// database resets. Reference: chapter "Owning a database through its stream", section "When the stream rewrites its
+// history".
 func TestANewHistory(t *testing.T) {
 	reincarnate := func(ts *testStream) {
 		if r := ts.m.ApplyCommand(stream.Command{Op: stream.OpReincarnate, Stream: "db"}); r.Outcome != stream.Reincarnated {
@@ -963,7 +1015,7 @@ func TestANewHistory(t *testing.T) {
 		if err := a.Synced(bg); err != nil {
 			t.Fatal(err)
 		}
-		// A new history; the stream also forgot A, and the answer to A's
+		// When the stream rewrites its history; the stream also forgot A, and the answer to A's
 		// claim is lost: A must go live before it writes again.
 		reincarnate(ts)
 		ts.forgetProducer()
@@ -1108,7 +1160,7 @@ func TestANewHistory(t *testing.T) {
 // carries its owner's writer id and claims, so opening the copy elsewhere
 // claims above the original and fences it; the supported way is to open the
 // database by name into a fresh directory, which rebuilds it from the stream.
-// Reference: chapter "Taking a database over", section "Copies of a cache".
+// Reference: chapter "Owning a database through its stream", section "Copies of a cache".
 func TestCopiesOfACache(t *testing.T) {
 	ts := newTestStream(t)
 	dirA := t.TempDir()
@@ -1211,8 +1263,8 @@ func TestBackgroundReplicator(t *testing.T) {
 // database it listens to, Close included (the usual reaction to being
 // fenced), whether the reset was found by a Synced call or by the background
 // replicator, and that the listener still runs exactly once.
-// Reference: chapter "Taking a database over", section "What the fenced
-// process sees".
+// Reference: chapter "Owning a database through its stream", section "How a replaced owner learns of
+// it".
 func TestResetListenersMayUseTheDB(t *testing.T) {
 	for _, manual := range []bool{true, false} {
 		t.Run(fmt.Sprintf("manual=%v", manual), func(t *testing.T) {

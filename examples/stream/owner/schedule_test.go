@@ -111,7 +111,7 @@ type fenceMark struct {
 //     goes live, the stream holds only the claimant's own records: it never
 //     took over from an owner that opened meanwhile.
 //
-// Reference: chapter "Taking a database over", every section.
+// Reference: chapter "Owning a database through its stream", every section.
 func TestSchedules(t *testing.T) {
 	c := replicatest.New(t, replicatest.Options{Voters: 3}, func(string) replica.Machine { return stream.NewMachine() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -366,7 +366,7 @@ func TestSchedules(t *testing.T) {
 	// The checks above hold vacuously for a case that never happened. A
 	// default run (300 schedules; a typical one has about 30 opens during a
 	// claim and 40 voter crashes) must have exercised each case the chapter
-	// "Taking a database over" says it tests.
+	// "Owning a database through its stream" says it tests.
 	if runs.Load() >= 300 {
 		for _, c := range []struct {
 			what string

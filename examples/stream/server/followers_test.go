@@ -146,7 +146,7 @@ func TestDeleteEndsWaitingReaders(t *testing.T) {
 			status <- resp.StatusCode
 		}()
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitReaders(t, m, "s", 2)
 	start := time.Now()
 	req, _ = http.NewRequest("DELETE", url, nil)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 204 {

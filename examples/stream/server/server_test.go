@@ -125,6 +125,68 @@ func TestProducerStatuses(t *testing.T) {
 	}
 }
 
+// TestClosedStreamAnswers checks the HTTP answers around a closed stream: a
+// fenced writer and an older duplicate get 409 with Stream-Closed and the
+// final offset (not 403 or 204), a repeat of the closing append gets 204
+// with Stream-Closed and its producer numbers, and a closed stream is judged
+// before the content type.
+// Reference: PROTOCOL.md 5.2 "Error Precedence" and "Response Headers (on
+// 409 Conflict due to closed stream)"; 5.2.1 "Stream Closure with Idempotent
+// Producers".
+func TestClosedStreamAnswers(t *testing.T) {
+	closing := prod("8", "1")
+	closing[HeaderClosed] = "true"
+	history := []req{
+		{"PUT", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, ""},
+		{"POST", "/v1/stream/s", prod("7", "0"), "a0"},
+		{"POST", "/v1/stream/s", prod("7", "1"), "a1"},
+		{"POST", "/v1/stream/s", prod("8", "0"), "b0"},
+		{"POST", "/v1/stream/s", closing, "b1"},
+	}
+	final := FormatOffset(8)
+	json := prod("7", "2")
+	json["Content-Type"] = "application/json"
+	tests := []struct {
+		name   string
+		r      req
+		status int
+		header map[string]string // "" value: header must be absent
+	}{
+		{"fenced epoch", req{"POST", "/v1/stream/s", prod("7", "2"), "a2"}, 409,
+			map[string]string{HeaderClosed: "true", HeaderNextOffset: final,
+				HeaderProducerOutcome: "", HeaderProducerEpoch: ""}},
+		{"older duplicate", req{"POST", "/v1/stream/s", prod("8", "0"), "b0"}, 409,
+			map[string]string{HeaderClosed: "true", HeaderNextOffset: final, HeaderProducerSeq: ""}},
+		{"repeat of the closing append", req{"POST", "/v1/stream/s", closing, "b1"}, 204,
+			map[string]string{HeaderClosed: "true", HeaderProducerEpoch: "8", HeaderProducerSeq: "1"}},
+		{"closed before content type", req{"POST", "/v1/stream/s", json, "1"}, 409,
+			map[string]string{HeaderClosed: "true"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, m := newServer()
+			for _, r := range history {
+				if w := do(t, s, r); w.Code >= 300 {
+					t.Fatalf("history %s %s: %d %s", r.method, r.path, w.Code, w.Body)
+				}
+			}
+			before, _ := m.Snapshot()
+			w := do(t, s, tt.r)
+			if w.Code != tt.status {
+				t.Fatalf("status %d (%s), want %d", w.Code, strings.TrimSpace(w.Body.String()), tt.status)
+			}
+			for k, v := range tt.header {
+				if got := w.Header().Get(k); got != v {
+					t.Errorf("%s: %q, want %q", k, got, v)
+				}
+			}
+			if after, _ := m.Snapshot(); !bytes.Equal(before, after) {
+				t.Errorf("a %d answer changed the state", w.Code)
+			}
+		})
+	}
+}
+
 // TestRepeatedHeaders checks that a producer header, Stream-Seq or
 // Stream-Incarnation given twice is refused with 400 naming the header, and
 // changes nothing: with two epochs in one request the fence could not know
@@ -227,7 +289,10 @@ func TestLongPollWakes(t *testing.T) {
 	go func() {
 		done <- do(t, s, req{"GET", "/v1/stream/s?offset=now&live=long-poll", nil, ""})
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// Append only once the reader waits at the tail (a fixed sleep would
+	// let a slow machine append first, and the reader then wait at the
+	// new tail until its timeout).
+	waitReaders(t, s.M, "s", 1)
 	do(t, s, req{"POST", "/v1/stream/s", map[string]string{"Content-Type": "text/plain"}, "hi"})
 	w := <-done
 	if w.Code != 200 || w.Body.String() != "hi" {
@@ -266,4 +331,15 @@ func FuzzParseOffset(f *testing.F) {
 			t.Fatalf("ParseOffset(%q) = %d, which formats as %q", s, n, FormatOffset(n))
 		}
 	})
+}
+
+// waitReaders waits until n readers wait on stream name of m (at most
+// 20 s), so that a test acts on waiting readers without a fixed sleep.
+func waitReaders(t *testing.T, m *stream.Machine, name string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); m.Readers(name) < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d readers wait on %s after 20s", m.Readers(name), n, name)
+		}
+	}
 }

@@ -164,7 +164,16 @@ func TestSIGKILLKeepsAcknowledgedAppends(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	// Kill once enough appends are acknowledged to test something (not
+	// after a fixed time, which a slow machine may fill with too few).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 200 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

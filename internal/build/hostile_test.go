@@ -1,0 +1,254 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// buildRepo builds the repository of files (see writeRepo) into a
+// temporary site and returns the result and error of Build.
+func buildRepo(t *testing.T, files map[string]string) (*Result, error) {
+	t.Helper()
+	root := writeRepo(t, files)
+	return buildRoot(t, root)
+}
+
+func buildRoot(t *testing.T, root string) (*Result, error) {
+	t.Helper()
+	opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
+	opt.Verify.CacheDir = t.TempDir()
+	return Build(t.Context(), opt)
+}
+
+// TestEditorLeftoversNotPublished checks that the files editors leave
+// beside the ones they edit (Emacs, Vim, JetBrains, sed -i, backups) are
+// not copied to the site, while an image beside them is.
+func TestEditorLeftoversNotPublished(t *testing.T) {
+	leftovers := []string{"4913", "#ch.md#", ".#ch.md", "ch.md~", "fig.png~", ".ch.md.swp", "ch.md.swp",
+		"ch.md.swx", "fig.png.bck", "ch.md.bak", "ch.md___jb_tmp___", "ch.md___jb_old___", "fig.png___jb_bak___", "sedAb12x9"}
+	files := map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":      "# Ch\n\n![f](fig.png)\n",
+		"book/fig.png":    "png",
+	}
+	for _, n := range leftovers {
+		files["book/"+n] = "leftover"
+		files["book/img/"+n] = "leftover"
+	}
+	res, err := buildRepo(t, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Files, "fig.png") {
+		t.Errorf("fig.png not copied: %v", res.Files)
+	}
+	for _, f := range res.Files {
+		base := f[strings.LastIndex(f, "/")+1:]
+		if slices.Contains(leftovers, base) {
+			t.Errorf("editor leftover %s published", f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(res.Out, "4913")); err == nil {
+		t.Error("4913 written to the site")
+	}
+}
+
+// TestSymlinkedBookFiles checks that a symbolic link under book/ to a file
+// inside the repository is published like the file, and that one leading
+// outside the repository is refused: at the line of the image that names
+// it, and, when no chapter names it, as the link itself. Link check and
+// copy agree on what exists.
+func TestSymlinkedBookFiles(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.png")
+	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"book/SUMMARY.md":    "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":         "# Ch\n\n![in](img/in.png)\n",
+		"figures/shared.png": "shared",
+	}
+	root := writeRepo(t, files)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, "book", "img"), 0o755))
+	must(os.Symlink("../../figures/shared.png", filepath.Join(root, "book", "img", "in.png")))
+	res, err := buildRoot(t, root)
+	if err != nil {
+		t.Fatalf("a link inside the repository: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(res.Out, "img", "in.png")); err != nil || string(got) != "shared" {
+		t.Errorf("img/in.png on the site = %q, %v; want the linked file's content", got, err)
+	}
+
+	must(os.Symlink(outside, filepath.Join(root, "book", "img", "out.png")))
+	_, err = buildRoot(t, root)
+	if err == nil || !strings.Contains(err.Error(), "book/img/out.png: symbolic link to "+outside+", outside the repository") {
+		t.Errorf("unreferenced link outside: err = %v, want book/img/out.png refused", err)
+	}
+	must(os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte("# Ch\n\n![in](img/in.png)\n\n![out](img/out.png)\n"), 0o644))
+	_, err = buildRoot(t, root)
+	if err == nil || !strings.Contains(err.Error(), "book/ch.md:5: image \"img/out.png\" names book/img/out.png, a symbolic link that leads outside the repository") {
+		t.Errorf("image naming a link outside: err = %v, want book/ch.md:5 refused", err)
+	}
+}
+
+// TestBookFileClashesWithGeneratedName checks that a file under book/
+// whose site path bookgen writes itself is refused, naming the file,
+// instead of replacing the generated page or failing without a name.
+func TestBookFileClashesWithGeneratedName(t *testing.T) {
+	for _, name := range []string{"print.html", "404.html", "index.html", "favicon.svg", "sitemap.xml", "robots.txt", "assets/book.css"} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{
+				"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+				"book/ch.md":      "# Ch\n",
+				"book/" + name:    "mine",
+			}
+			root := writeRepo(t, files)
+			if err := os.WriteFile(filepath.Join(root, "book", "book.toml"), []byte("[book]\ntitle = \"X\"\n\n[output.html]\nsite-url = \"https://example.org/\"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := buildRoot(t, root)
+			if err == nil || !strings.HasPrefix(err.Error(), "book/"+name+": would be written to the site as "+name) {
+				t.Errorf("err = %v, want book/%s refused by name", err, name)
+			}
+		})
+	}
+}
+
+// TestInterruptAtRenderAndWrite checks that Ctrl-C (the context cancelled)
+// as the render or the write stage starts stops the build with the
+// context's error and leaves the previous site as it was: verification is
+// not the only stage that listens.
+func TestInterruptAtRenderAndWrite(t *testing.T) {
+	for _, at := range []string{"render", "write"} {
+		t.Run(at, func(t *testing.T) {
+			root := writeRepo(t, map[string]string{
+				"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+				"book/ch.md":      "# Ch\n\nfirst\n",
+			})
+			opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
+			opt.Verify.CacheDir = t.TempDir()
+			if _, err := Build(t.Context(), opt); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(filepath.Join(opt.OutDir(), "ch.html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte("# Ch\n\nsecond\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			stageHook = func(s string) {
+				if s == at {
+					cancel()
+				}
+			}
+			defer func() { stageHook = nil }()
+			_, err = Build(ctx, opt)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Build = %v, want context.Canceled", err)
+			}
+			after, err := os.ReadFile(filepath.Join(opt.OutDir(), "ch.html"))
+			if err != nil || string(after) != string(before) {
+				t.Errorf("ch.html changed by an interrupted build (%v)", err)
+			}
+			entries, _ := os.ReadDir(filepath.Dir(opt.OutDir()))
+			if len(entries) != 1 {
+				t.Errorf("output parent holds %d entries, want only the site (no temporary folder left)", len(entries))
+			}
+		})
+	}
+}
+
+// TestRawHTMLWarningsReachTheBuild checks that raw HTML the deployed
+// Content-Security-Policy blocks is a warning of the build (which still
+// succeeds), printed as "file:line: warning: ...".
+func TestRawHTMLWarningsReachTheBuild(t *testing.T) {
+	res, err := buildRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":      "# Ch\n\n<script src=\"https://cdn.example.org/x.js\"></script>\n",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	PrintWarnings(&b, res)
+	if !strings.HasPrefix(b.String(), "book/ch.md:3: warning: raw HTML <script src=\"https://cdn.example.org/x.js\"> loads a script from another site") {
+		t.Errorf("warnings printed:\n%s", b.String())
+	}
+}
+
+// TestSymlinkedFolderAndUnpublishedFiles checks that a symbolic link under
+// book/ to a folder inside the repository publishes the folder's files
+// (without looping on a link to an ancestor), and that an image naming a
+// file the copy leaves out (an editor's leftover, a hidden file) is an
+// error at its line rather than a broken image on the site.
+func TestSymlinkedFolderAndUnpublishedFiles(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md":    "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":         "# Ch\n\n![f](figs/shared.png)\n",
+		"figures/shared.png": "shared",
+	})
+	if err := os.Symlink("../figures", filepath.Join(root, "book", "figs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..", filepath.Join(root, "figures", "up")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buildRoot(t, root); err == nil || !strings.Contains(err.Error(), "book/figs/up: symbolic link to "+realPath(t, root)+", a folder that holds book/ itself") {
+		t.Errorf("a link to the repository root: err = %v, want book/figs/up refused", err)
+	}
+	if err := os.Remove(filepath.Join(root, "figures", "up")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(root, "figures", "self")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := buildRoot(t, root)
+	if err != nil {
+		t.Fatalf("a linked folder inside the repository: %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(res.Out, "figs", "shared.png")); err != nil || string(got) != "shared" {
+		t.Errorf("figs/shared.png = %q, %v", got, err)
+	}
+	for _, f := range res.Files {
+		if strings.Contains(f, "self/") {
+			t.Errorf("a link to its own folder was followed: %s", f)
+		}
+	}
+	for _, tc := range []struct{ file, want string }{
+		{"fig.png~", "book/ch.md:3: image \"fig.png~\" names book/fig.png~, a hidden file or an editor's leftover"},
+		{".draft.png", "book/ch.md:3: image \".draft.png\" names book/.draft.png, a hidden file or an editor's leftover"},
+	} {
+		if err := os.WriteFile(filepath.Join(root, "book", tc.file), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "book", "ch.md"), []byte("# Ch\n\n!["+tc.file+"]("+tc.file+")\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := buildRoot(t, root); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("image %s: err = %v, want %q", tc.file, err, tc.want)
+		}
+	}
+}
+
+func realPath(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -1,0 +1,110 @@
+package render
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ownership-book/ownership/internal/verify"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+)
+
+func TestRelPath(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{"book", "book/ownership.md", "ownership.md"},
+		{"book/ref", "book/ownership.md", "../ownership.md"},
+		{"book", "examples/x/x_test.go", "../examples/x/x_test.go"},
+		{"book/a/b", "examples/x/x_test.go", "../../../examples/x/x_test.go"},
+		{"book/a", "book/a/c.md", "c.md"},
+	} {
+		if got := relPath(c.from, c.to); got != c.want {
+			t.Errorf("relPath(%q, %q) = %q, want %q", c.from, c.to, got, c.want)
+		}
+	}
+}
+
+// TestEscapeMarkdown renders escaped text in a table cell and gets the
+// text back, with no link, emphasis, code or cell break made of it.
+func TestEscapeMarkdown(t *testing.T) {
+	md := goldmark.New(goldmark.WithExtensions(extension.Table))
+	for _, s := range []string{
+		"a | b", "*not emphasis*", "`code`", "[x](y)", "<b>bold</b>", "epoch e' > e.", `back\slash`, "x_y_z", "#1 & 2",
+	} {
+		var b strings.Builder
+		src := "| h |\n| --- |\n| " + escapeMarkdown(s) + " |\n"
+		if err := md.Convert([]byte(src), &b); err != nil {
+			t.Fatal(err)
+		}
+		html := b.String()
+		i := strings.Index(html, "<td>")
+		j := strings.Index(html, "</td>")
+		if i < 0 || j < i {
+			t.Fatalf("%q: no cell in %s", s, html)
+		}
+		cell := strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"`).Replace(html[i+4 : j])
+		if cell != s {
+			t.Errorf("escapeMarkdown(%q) renders as %q", s, cell)
+		}
+	}
+}
+
+// TestClaimLinksAndTable renders passing claim links (ids in page order,
+// the function's lines, the badge) and the table of checks on a nested
+// page: one row per claim, relative links, no ids on the table's links,
+// a link to a check that did not pass left as a plain link, and a
+// directive inside a code block left alone.
+func TestClaimLinksAndTable(t *testing.T) {
+	b := testBook(t)
+	must(t, os.WriteFile(filepath.Join(b.Root, "examples", "stream", "state_test.go"), []byte("package stream\n"), 0o644))
+	claims := []verify.Claim{
+		{File: "book/ownership.md", Line: 3, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestA", Text: "Epochs | rise.",
+			Target: "examples/stream/state_test.go", Func: "TestA", Package: "./examples/stream", StartLine: 5, EndLine: 9, Passed: true},
+		{File: "book/ownership.md", Line: 3, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestB", Text: "Epochs | rise.",
+			Target: "examples/stream/state_test.go", Func: "TestB", Package: "./examples/stream", StartLine: 11, EndLine: 12, Passed: true},
+		{File: "book/ownership.md", Line: 4, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestA-2", Text: "Again.",
+			Target: "examples/stream/state_test.go", Func: "TestA", Package: "./examples/stream", StartLine: 5, EndLine: 9, Passed: true},
+	}
+	r := New(b)
+	r.SetClaims(claims)
+	pg, err := r.Render(doc(b, 1, "# O\n\nEpochs | rise ([A](../examples/stream/state_test.go#TestA), [B](../examples/stream/state_test.go#TestB)).\nAgain ([A](../examples/stream/state_test.go#TestA)). Not run: [C](../examples/stream/state_test.go#TestC).\n"))
+	must(t, err)
+	html := string(pg.HTML)
+	for _, want := range []string{
+		`href="https://github.com/o/r/blob/main/examples/stream/state_test.go#L5-L9" title="TestA passed in this build: go test -run '^TestA$' ./examples/stream" class="check" id="check-TestA">A<span class="check-badge"`,
+		`class="check" id="check-TestB">B<span`,
+		`class="check" id="check-TestA-2">A<span`,
+		`<a href="https://github.com/o/r/blob/main/examples/stream/state_test.go#TestC">C</a>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("ownership page lacks %s\n%s", want, html)
+		}
+	}
+
+	deep, err := r.Render(doc(b, 2, "# Deep\n\n{{#checks}}\n\n```text\n{{#checks}}\n```\n"))
+	must(t, err)
+	html = string(deep.HTML)
+	if n := strings.Count(html, "<tr>"); n != 3 {
+		t.Errorf("table has %d rows, want a header and 2 claims:\n%s", n, html)
+	}
+	for _, want := range []string{
+		`<td>Epochs | rise.</td>`,
+		`<a href="../ownership.html#check-TestA">Ownership</a>`,
+		`<a href="../ownership.html#check-TestA-2">Ownership</a>`,
+		`<code>TestA</code><span class="check-badge"`,
+		`<code>TestB</code><span class="check-badge"`,
+		`<span class="cl">{{#checks}}`, // in a code block: left alone
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("deep page lacks %s\n%s", want, html)
+		}
+	}
+	if strings.Contains(html, `id="check-`) {
+		t.Errorf("the table's links have ids:\n%s", html)
+	}
+	if len(deep.Links) != 2 || deep.Links[0].Target != "ownership.md" || deep.Links[0].Fragment != "check-TestA" {
+		t.Errorf("links to check: %+v", deep.Links)
+	}
+}

@@ -1,0 +1,410 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing/fstest"
+
+	"github.com/bep/goat"
+	"oss.terrastruct.com/d2/d2graph"
+	"oss.terrastruct.com/d2/d2layouts/d2dagrelayout"
+	"oss.terrastruct.com/d2/d2layouts/d2elklayout"
+	"oss.terrastruct.com/d2/d2lib"
+	"oss.terrastruct.com/d2/d2renderers/d2svg"
+	d2log "oss.terrastruct.com/d2/lib/log"
+	"oss.terrastruct.com/d2/lib/textmeasure"
+)
+
+// Figure languages: a fenced block whose info string starts with one of
+// these is drawn as a figure (inline SVG) instead of shown as code.
+const (
+	// FigureD2 is D2 source (https://d2lang.com), laid out and drawn by
+	// oss.terrastruct.com/d2: dagre layout by default, elk when the source
+	// asks for it (vars: {d2-config: {layout-engine: elk}}); sequence
+	// diagrams (shape: sequence_diagram) have their own layout.
+	FigureD2 = "d2"
+	// FigureGoat is ASCII art drawn by github.com/bep/goat (as Hugo
+	// does): lines, arrows, boxes and text on a grid of 8 × 16 pixels.
+	FigureGoat = "goat"
+)
+
+// IsFigure reports whether lang (a fenced block's language, lower case)
+// is drawn as a figure.
+func IsFigure(lang string) bool { return lang == FigureD2 || lang == FigureGoat }
+
+// Figure is a drawn diagram, ready to be placed in a page.
+type Figure struct {
+	// SVG is one <svg> element without an XML declaration, <style>
+	// element or style attribute (the site's Content-Security-Policy has
+	// style-src 'self'): colours come from classes styled by FigureCSS, so
+	// the figure follows the page's light or dark theme.
+	SVG []byte
+	// Text is the figure's labels in document order, whitespace
+	// collapsed, for the search index.
+	Text string
+	// Width and Height are the drawing's natural size in CSS pixels.
+	Width, Height int
+}
+
+// FigureError is a problem in a figure's source. Line is 1-based within
+// the block's body (0 when the library did not say where).
+type FigureError struct {
+	Line int
+	Msg  string
+}
+
+func (e *FigureError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+// FigureErrors is every problem DrawFigure found in one source.
+type FigureErrors []*FigureError
+
+func (l FigureErrors) Error() string {
+	var s []string
+	for _, e := range l {
+		s = append(s, e.Error())
+	}
+	return strings.Join(s, "; ")
+}
+
+// DrawFigure draws src, the body of a fenced block in language lang (one
+// of FigureD2, FigureGoat). A source the library refuses gives a
+// FigureErrors naming lines of src. The same source always gives the same
+// Figure.
+func DrawFigure(lang, src string) (*Figure, error) {
+	switch lang {
+	case FigureD2:
+		return drawD2(src)
+	case FigureGoat:
+		return drawGoat(src)
+	}
+	return nil, fmt.Errorf("%q is not a figure language (d2, goat)", lang)
+}
+
+// d2 state: the ruler measures text with the fonts d2 embeds (Source Sans
+// Pro); it is costly to make and not safe for concurrent use.
+var (
+	d2mu    sync.Mutex
+	d2ruler *textmeasure.Ruler
+)
+
+// d2Pad is the margin around a d2 drawing, in pixels.
+const d2Pad = 8
+
+func drawD2(src string) (fig *Figure, err error) {
+	d2mu.Lock()
+	defer d2mu.Unlock()
+	if d2ruler == nil {
+		r, err := textmeasure.NewRuler()
+		if err != nil {
+			return nil, fmt.Errorf("d2: text ruler: %w", err)
+		}
+		d2ruler = r
+	}
+	// d2's layouts run JavaScript (dagre, elk) in goja; a panic there is a
+	// bad diagram, not a crash of bookgen.
+	defer func() {
+		if p := recover(); p != nil {
+			fig, err = nil, FigureErrors{{Msg: fmt.Sprintf("d2 failed to lay the diagram out: %v", p)}}
+		}
+	}()
+	ctx := d2log.With(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	pad := int64(d2Pad)
+	noXML := true
+	omit := true
+	themeID := int64(0)
+	ropts := &d2svg.RenderOpts{Pad: &pad, NoXMLTag: &noXML, OmitVersion: &omit, ThemeID: &themeID}
+	diagram, _, err := d2lib.Compile(ctx, src, &d2lib.CompileOptions{
+		Ruler: d2ruler,
+		// No imports: a figure is the text of its block.
+		FS: fstest.MapFS{},
+		LayoutResolver: func(engine string) (d2graph.LayoutGraph, error) {
+			switch engine {
+			case "", "dagre":
+				return d2dagrelayout.DefaultLayout, nil
+			case "elk":
+				return d2elklayout.DefaultLayout, nil
+			}
+			return nil, fmt.Errorf("layout engine %q is not available (dagre, elk)", engine)
+		},
+	}, ropts)
+	if err != nil {
+		return nil, d2Errors(err)
+	}
+	svg, err := d2svg.Render(diagram, ropts)
+	if err != nil {
+		return nil, FigureErrors{{Msg: "d2: " + err.Error()}}
+	}
+	out, err := cleanSVG(svg)
+	if err != nil {
+		return nil, FigureErrors{{Msg: "d2: " + err.Error()}}
+	}
+	w, h := svgSize(out)
+	out = sizeOuter(out, w, h)
+	return &Figure{SVG: out, Text: svgText(out), Width: w, Height: h}, nil
+}
+
+// d2Pos matches the position d2 puts before each message: "3:7: ".
+var d2Pos = regexp.MustCompile(`^(?:[^\s:]*:)?(\d+):(\d+): (.*)$`)
+
+// d2Errors turns d2's error (one "line:col: message" per line) into
+// FigureErrors.
+func d2Errors(err error) FigureErrors {
+	var out FigureErrors
+	for _, l := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if m := d2Pos.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, &FigureError{Line: n, Msg: m[3]})
+			continue
+		}
+		out = append(out, &FigureError{Msg: l})
+	}
+	if len(out) == 0 {
+		out = FigureErrors{{Msg: err.Error()}}
+	}
+	return out
+}
+
+// goat draws on a grid of cells 8 pixels wide and 16 high.
+const goatCellW = 8
+
+func drawGoat(src string) (*Figure, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, FigureErrors{{Msg: "goat figure is empty"}}
+	}
+	for i, l := range strings.Split(src, "\n") {
+		if strings.ContainsRune(l, '\t') {
+			return nil, FigureErrors{{Line: i + 1, Msg: "goat figure has a tab; use spaces (a tab has no width on goat's grid)"}}
+		}
+	}
+	var buf bytes.Buffer
+	var perr error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				perr = FigureErrors{{Msg: fmt.Sprintf("goat failed to draw the figure: %v", p)}}
+			}
+		}()
+		goat.BuildAndWriteSVG(strings.NewReader(src), &buf)
+	}()
+	if perr != nil {
+		return nil, perr
+	}
+	svg := buf.Bytes()
+	// Open circles are filled with white; give them a class so that the
+	// page's background shows through in both themes.
+	svg = bytes.ReplaceAll(svg, []byte(`fill='#fff'`), []byte(`fill='#fff' class='goat-hollow'`))
+	svg = mergeGoatText(svg)
+	out, err := cleanSVG(svg)
+	if err != nil {
+		return nil, FigureErrors{{Msg: "goat: " + err.Error()}}
+	}
+	w, h := goatSize(out)
+	out = bytes.Replace(out, []byte("<svg "), []byte(fmt.Sprintf(`<svg viewBox="0 0 %d %d" `, w, h)), 1)
+	return &Figure{SVG: out, Text: svgText(out), Width: w, Height: h}, nil
+}
+
+var goatDims = regexp.MustCompile(`height='(\d+)' width='(\d+)'`)
+
+func goatSize(svg []byte) (int, int) {
+	m := goatDims.FindSubmatch(svg)
+	if m == nil {
+		return 0, 0
+	}
+	h, _ := strconv.Atoi(string(m[1]))
+	w, _ := strconv.Atoi(string(m[2]))
+	return w, h
+}
+
+// goatChar is one character goat draws as text: a <text> element per
+// grid cell, centred on it.
+var goatChar = regexp.MustCompile(`<text text-anchor='middle' x='(-?\d+)' y='(-?\d+)' fill='currentColor' style='font-size:1em'>([^<]*)</text>\n?`)
+
+// mergeGoatText joins the characters goat draws one by one into one <text>
+// element per run of a row (characters separated by at most one blank
+// cell), so that a reader can select a label and the browser's find
+// matches its words. textLength keeps each run on goat's grid whatever the
+// monospace font's advance.
+func mergeGoatText(svg []byte) []byte {
+	type ch struct {
+		x, y int
+		s    string
+	}
+	var chars []ch
+	const mark = "\x00goat-text\x00"
+	out := goatChar.ReplaceAllFunc(svg, func(m []byte) []byte {
+		sm := goatChar.FindSubmatch(m)
+		x, _ := strconv.Atoi(string(sm[1]))
+		y, _ := strconv.Atoi(string(sm[2]))
+		chars = append(chars, ch{x, y, string(sm[3])})
+		if len(chars) == 1 {
+			return []byte(mark) // the runs go where goat put its text
+		}
+		return nil
+	})
+	if len(chars) == 0 {
+		return svg
+	}
+	// goat writes text in reading order (row by row, left to right); sort
+	// anyway so that the runs do not depend on it.
+	sortChars := func(a, b ch) bool { return a.y < b.y || a.y == b.y && a.x < b.x }
+	for i := 1; i < len(chars); i++ {
+		for j := i; j > 0 && sortChars(chars[j], chars[j-1]); j-- {
+			chars[j], chars[j-1] = chars[j-1], chars[j]
+		}
+	}
+	var b bytes.Buffer
+	flush := func(run []ch) {
+		if len(run) == 0 {
+			return
+		}
+		var s strings.Builder
+		for i, c := range run {
+			if i > 0 {
+				gap := (c.x-run[i-1].x)/goatCellW - 1
+				s.WriteString(strings.Repeat(" ", gap))
+			}
+			s.WriteString(c.s)
+		}
+		cells := (run[len(run)-1].x-run[0].x)/goatCellW + 1
+		x0 := run[0].x - goatCellW/2
+		fmt.Fprintf(&b, "<text class='goat-text' x='%d' y='%d' textLength='%d' lengthAdjust='spacingAndGlyphs' xml:space='preserve'>%s</text>\n", x0, run[0].y, cells*goatCellW, s.String())
+	}
+	var run []ch
+	for _, c := range chars {
+		if len(run) > 0 {
+			last := run[len(run)-1]
+			if c.y != last.y || c.x-last.x > 2*goatCellW {
+				flush(run)
+				run = nil
+			}
+		}
+		run = append(run, c)
+	}
+	flush(run)
+	return bytes.Replace(out, []byte(mark), b.Bytes(), 1)
+}
+
+var (
+	styleElem = regexp.MustCompile(`(?s)<style[^>]*>.*?</style>`)
+	xmlDecl   = regexp.MustCompile(`^\s*<\?xml[^>]*\?>\s*`)
+	tagRe     = regexp.MustCompile(`<[A-Za-z][^<>]*>`)
+	styleAttr = regexp.MustCompile(`\sstyle=("[^"]*"|'[^']*')`)
+	// remoteRef is an image or other resource the browser would fetch
+	// (links, <a href>, are not fetched and stay).
+	remoteRef = regexp.MustCompile(`<image[^>]*\shref="(?:https?:)?//[^"]*"|url\((?:["']?)(?:https?:)?//[^)]*\)`)
+)
+
+// presentation lists the CSS properties that SVG also accepts as
+// presentation attributes (SVG 2, section 6.6): a style attribute made of
+// them becomes attributes, which no Content-Security-Policy governs.
+var presentation = map[string]bool{
+	"fill": true, "fill-opacity": true, "fill-rule": true, "stroke": true, "stroke-width": true,
+	"stroke-dasharray": true, "stroke-dashoffset": true, "stroke-linecap": true, "stroke-linejoin": true,
+	"stroke-opacity": true, "stroke-miterlimit": true, "opacity": true, "text-anchor": true,
+	"font-size": true, "font-family": true, "font-weight": true, "font-style": true,
+	"text-decoration": true, "dominant-baseline": true, "alignment-baseline": true,
+	"mix-blend-mode": true, "display": true, "visibility": true, "letter-spacing": true,
+	"word-spacing": true, "white-space": true, "color": true, "transform": true,
+}
+
+// cleanSVG makes a library's SVG fit an HTML page under the site's
+// Content-Security-Policy (style-src 'self'): no XML declaration, no
+// <style> element, and each style attribute turned into presentation
+// attributes. A style property that has no presentation attribute (d2's
+// Markdown labels set some) is an error, so that no figure loses its look
+// only in the browser.
+func cleanSVG(svg []byte) ([]byte, error) {
+	svg = xmlDecl.ReplaceAll(svg, nil)
+	svg = styleElem.ReplaceAll(svg, nil)
+	var bad error
+	svg = tagRe.ReplaceAllFunc(svg, func(tag []byte) []byte {
+		return styleAttr.ReplaceAllFunc(tag, func(attr []byte) []byte {
+			m := styleAttr.FindSubmatch(attr)
+			v := html.UnescapeString(string(m[1][1 : len(m[1])-1]))
+			var b strings.Builder
+			for _, decl := range strings.Split(v, ";") {
+				prop, val, ok := strings.Cut(decl, ":")
+				prop, val = strings.TrimSpace(strings.ToLower(prop)), strings.TrimSpace(val)
+				if !ok || prop == "" {
+					continue
+				}
+				if !presentation[prop] {
+					if bad == nil {
+						bad = fmt.Errorf("the drawing sets the style %q, which the site's Content-Security-Policy (style-src 'self') would block and which has no SVG attribute; use a plainer label or shape", prop+":"+val)
+					}
+					continue
+				}
+				if prop == "font-size" {
+					val = strings.TrimSuffix(val, "px")
+				}
+				fmt.Fprintf(&b, ` %s="%s"`, prop, html.EscapeString(val))
+			}
+			return []byte(b.String())
+		})
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	if m := remoteRef.Find(svg); m != nil {
+		return nil, fmt.Errorf("the drawing loads %s from another site (an icon or image?); a page of the book requests nothing from other hosts", m)
+	}
+	if bytes.Contains(svg, []byte("<script")) || bytes.Contains(svg, []byte("<foreignObject")) {
+		return nil, errors.New("the drawing holds HTML (a Markdown, LaTeX or code label?), which the page cannot show as SVG text; use a plain label")
+	}
+	return bytes.TrimSpace(svg), nil
+}
+
+var viewBox = regexp.MustCompile(`viewBox="(-?[\d.]+) (-?[\d.]+) ([\d.]+) ([\d.]+)"`)
+
+// svgSize reads the size of the outer <svg> from its viewBox.
+func svgSize(svg []byte) (int, int) {
+	m := viewBox.FindSubmatch(svg)
+	if m == nil {
+		return 0, 0
+	}
+	w, _ := strconv.ParseFloat(string(m[3]), 64)
+	h, _ := strconv.ParseFloat(string(m[4]), 64)
+	return int(w + 0.5), int(h + 0.5)
+}
+
+// sizeOuter gives d2's outer <svg> (which has only a viewBox) its natural
+// width and height, so that a small figure is not blown up to the column's
+// width; CSS lets it shrink on a narrow screen (see FigureCSS).
+func sizeOuter(svg []byte, w, h int) []byte {
+	return bytes.Replace(svg, []byte("<svg "), []byte(fmt.Sprintf(`<svg width="%d" height="%d" `, w, h)), 1)
+}
+
+var (
+	textElem = regexp.MustCompile(`(?s)<text[^>]*>(.*?)</text>`)
+	anyTag   = regexp.MustCompile(`<[^>]*>`)
+)
+
+// svgText returns the text of svg's <text> elements, for search.
+func svgText(svg []byte) string {
+	var parts []string
+	for _, m := range textElem.FindAllSubmatch(svg, -1) {
+		t := html.UnescapeString(string(anyTag.ReplaceAll(m[1], []byte(" "))))
+		if t = strings.Join(strings.Fields(t), " "); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,637 @@
+package verify
+
+// Claims that name their checks.
+//
+// A chapter backs a claim with a Markdown link to the Go test that checks
+// it: the target is a _test.go file under examples/ (relative to the
+// chapter, like any link) and the fragment is the function's name,
+//
+//	[TestAtMostOneUsing](../examples/raymond/raymond_test.go#TestAtMostOneUsing)
+//
+// The function must be a test (func TestXxx(*testing.T)), a fuzz target
+// (func FuzzXxx(*testing.F), whose seed corpus go test runs as a test) or
+// an example with an output comment (func ExampleXxx(), which go test runs
+// and compares). verify resolves each such link with go/parser and fails
+// at the link's file:line when the file or function does not exist or is
+// not one go test runs. Its outcome comes from the package's own test
+// check, which runs "go test -json ./examples/x" (without -run, go test
+// runs every test with its subtests, every fuzz target's seed corpus and
+// every example with output) and keeps each top-level function's final
+// action, in its cache entry too: a claim fails at its link when the
+// function failed, was skipped (a skipped test checks nothing) or did not
+// run, and costs no go process of its own. Report.Claims lists every claim
+// in reading order; render marks each link as passing and builds the
+// book's table of checks from the list.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	gast "github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/expand"
+)
+
+// Claim is one link in a chapter naming the check of a claim.
+type Claim struct {
+	// File and Line tell where the link is written (repository-relative;
+	// an included Markdown file's own line).
+	File string
+	Line int
+	// Chapter is the book-relative path of the chapter holding the link
+	// ("ownership.md") and ChapterTitle its title in SUMMARY.md.
+	Chapter      string
+	ChapterTitle string
+	// ID is the id the rendered link gets on its page: "check-" and the
+	// function's name, with "-2", "-3" ... for later links to the same
+	// function on the same page (see ClaimID).
+	ID string
+	// Text is the claim: the link's title when it has one
+	// ([T](x_test.go#T "the claim")), else the sentence around the link
+	// (for a link in a table, the text of the row's first cell).
+	Text string
+	// Target is the repository-relative test file
+	// ("examples/ownership/fence_test.go"); Func the function's name.
+	Target string
+	Func   string
+	// Kind is "test", "fuzz" or "example".
+	Kind string
+	// Package is the package directory as go test names it
+	// ("./examples/ownership").
+	Package string
+	// StartLine and EndLine are the function's lines in Target, its doc
+	// comment excluded.
+	StartLine, EndLine int
+	// Passed is set when the function passed in this verification (run
+	// now or answered by the cache).
+	Passed bool
+}
+
+// Command returns the go test command that checks c alone, as a reader
+// would type it: go test -run '^TestX$' ./examples/x.
+func (c Claim) Command() string {
+	return fmt.Sprintf("go test -run '^%s$' %s", c.Func, c.Package)
+}
+
+// ClaimTarget reports whether dest, a link destination written in the
+// chapter at book-relative path chPath, names a check: a _test.go file
+// under examples/ with a fragment. It returns the repository-relative file
+// and the fragment. A fragment that is a line reference (#L12, #L12-L20)
+// is a link to lines, not a claim.
+func ClaimTarget(chPath, dest string) (file, fn string, ok bool) {
+	u, err := url.Parse(dest)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Path == "" || u.Fragment == "" || strings.HasPrefix(dest, "/") {
+		return "", "", false
+	}
+	if !strings.HasSuffix(u.Path, "_test.go") {
+		return "", "", false
+	}
+	p := path.Join(path.Dir("book/"+chPath), u.Path)
+	if !strings.HasPrefix(p, "examples/") {
+		return "", "", false
+	}
+	if lineRef.MatchString(u.Fragment) {
+		return "", "", false
+	}
+	return p, u.Fragment, true
+}
+
+var lineRef = regexp.MustCompile(`^L\d+(-L\d+)?$`)
+
+// ClaimID returns the id of the n-th (1-based) link to fn on one page.
+func ClaimID(fn string, n int) string {
+	if n <= 1 {
+		return "check-" + fn
+	}
+	return fmt.Sprintf("check-%s-%d", fn, n)
+}
+
+// claimParser returns the Markdown parser used to find claim links: the
+// block and inline syntax render uses (GFM tables, footnotes, definition
+// lists), so that both count the same links in the same order.
+func claimParser() goldmark.Markdown {
+	return goldmark.New(goldmark.WithExtensions(
+		extension.Linkify,
+		extension.Table,
+		extension.Strikethrough,
+		extension.TaskList,
+		extension.Footnote,
+		extension.DefinitionList,
+	))
+}
+
+// FindClaims returns the claim links of d in document order, resolved
+// against the Go files they name (the root is the repository root), and
+// an error at the link's line for each that does not name a test,
+// fuzz target or example with output that go test runs.
+func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
+	src := d.Markdown
+	doc := claimParser().Parser().Parse(text.NewReader(src))
+	lines := lineStarts(src)
+	var out []Claim
+	var errs diag.List
+	count := map[string]int{}
+	files := map[string]*testFile{}
+	_ = gast.Walk(doc, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
+		if !entering {
+			return gast.WalkContinue, nil
+		}
+		l, ok := n.(*gast.Link)
+		if !ok {
+			return gast.WalkContinue, nil
+		}
+		file, fn, ok := ClaimTarget(d.Chapter.Path, string(l.Destination))
+		if !ok {
+			return gast.WalkContinue, nil
+		}
+		line := linkLine(l, src, lines)
+		o := d.Origin(line)
+		fail := func(format string, args ...any) {
+			errs = append(errs, diag.Errorf(o.File, o.Line, format, args...))
+		}
+		for p := l.Parent(); p != nil; p = p.Parent() {
+			if _, ok := p.(*gast.Heading); ok {
+				fail("claim %q is in a heading; name the check in the section's text, where the claim is made", string(l.Destination))
+				return gast.WalkSkipChildren, nil
+			}
+		}
+		count[fn]++
+		c := Claim{
+			File: o.File, Line: o.Line,
+			Chapter: d.Chapter.Path, ChapterTitle: d.Chapter.Title,
+			ID: ClaimID(fn, count[fn]), Target: file, Func: fn,
+			Package: "./" + path.Dir(file),
+			Text:    claimText(l, src),
+		}
+		tf, ok := files[file]
+		if !ok {
+			tf = parseTestFile(root, file)
+			files[file] = tf
+		}
+		if tf.err != "" {
+			fail("claim %q names %s: %s", string(l.Destination), file, tf.err)
+			return gast.WalkSkipChildren, nil
+		}
+		f, ok := tf.funcs[fn]
+		if !ok {
+			fail("claim %q: %s has no function %s%s", string(l.Destination), file, fn, suggest(fn, tf.names))
+			return gast.WalkSkipChildren, nil
+		}
+		if f.problem != "" {
+			fail("claim %q: %s in %s %s", string(l.Destination), fn, file, f.problem)
+			return gast.WalkSkipChildren, nil
+		}
+		c.Kind, c.StartLine, c.EndLine = f.kind, f.start, f.end
+		out = append(out, c)
+		return gast.WalkSkipChildren, nil
+	})
+	return out, errs
+}
+
+// linkLine returns the 1-based Markdown line of link l: that of its first
+// text, else that of its block.
+func linkLine(l *gast.Link, src []byte, lines []int) int {
+	off := -1
+	_ = gast.Walk(l, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
+		if t, ok := n.(*gast.Text); ok && entering && off < 0 {
+			off = t.Segment.Start
+			return gast.WalkStop, nil
+		}
+		return gast.WalkContinue, nil
+	})
+	if off < 0 {
+		for p := gast.Node(l); p != nil; p = p.Parent() {
+			if p.Type() == gast.TypeBlock && p.Lines() != nil && p.Lines().Len() > 0 {
+				off = p.Lines().At(0).Start
+				break
+			}
+		}
+	}
+	if off < 0 {
+		return 0
+	}
+	return sort.Search(len(lines), func(i int) bool { return lines[i] > off })
+}
+
+func lineStarts(src []byte) []int {
+	idx := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			idx = append(idx, i+1)
+		}
+	}
+	return idx
+}
+
+// claimText is the link's title, or the sentence of its block that holds
+// it, or (in a table) the row's first cell when the link sits in another.
+func claimText(l *gast.Link, src []byte) string {
+	if t := strings.TrimSpace(string(l.Title)); t != "" {
+		return collapse(t)
+	}
+	var blk gast.Node
+	for p := l.Parent(); p != nil; p = p.Parent() {
+		if p.Type() == gast.TypeBlock {
+			blk = p
+			break
+		}
+	}
+	if blk == nil {
+		return collapse(inlineText(l, src))
+	}
+	if cell, ok := blk.(*east.TableCell); ok {
+		if first := cell.Parent().FirstChild(); first != nil && first != gast.Node(cell) {
+			if t := collapse(inlineText(first, src)); t != "" {
+				return t
+			}
+		}
+	}
+	// The block's text with the link marked, cut at sentence ends.
+	const mark = "\x00"
+	var b strings.Builder
+	_ = gast.Walk(blk, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
+		if n == gast.Node(l) && entering {
+			b.WriteString(mark)
+		}
+		if !entering {
+			return gast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *gast.Text:
+			b.Write(n.Segment.Value(src))
+			if n.SoftLineBreak() || n.HardLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *gast.String:
+			b.Write(n.Value)
+		case *gast.CodeSpan:
+			for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+				if t, ok := c.(*gast.Text); ok {
+					b.Write(t.Segment.Value(src))
+				}
+			}
+			return gast.WalkSkipChildren, nil
+		case *gast.RawHTML:
+			return gast.WalkSkipChildren, nil
+		}
+		return gast.WalkContinue, nil
+	})
+	s := b.String()
+	at := strings.Index(s, mark)
+	if at < 0 {
+		return collapse(inlineText(l, src))
+	}
+	s = strings.Replace(s, mark, "", 1)
+	start, end := 0, len(s)
+	for i := at - 1; i > 0; i-- {
+		if sentenceEnd(s, i) {
+			start = i + 1
+			break
+		}
+	}
+	for i := at; i < len(s); i++ {
+		if sentenceEnd(s, i) {
+			end = i + 1
+			break
+		}
+	}
+	return collapse(s[start:end])
+}
+
+// sentenceEnd reports whether s[i] ends a sentence: '.', '!' or '?'
+// followed by a space and an upper-case letter, or at the end of s.
+func sentenceEnd(s string, i int) bool {
+	if !strings.ContainsRune(".!?", rune(s[i])) {
+		return false
+	}
+	if i+1 == len(s) {
+		return true
+	}
+	if s[i+1] != ' ' {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(s[i+1:], " "))
+	return unicode.IsUpper(r)
+}
+
+func inlineText(n gast.Node, src []byte) string {
+	var b strings.Builder
+	_ = gast.Walk(n, func(c gast.Node, entering bool) (gast.WalkStatus, error) {
+		if !entering {
+			return gast.WalkContinue, nil
+		}
+		switch c := c.(type) {
+		case *gast.Text:
+			b.Write(c.Segment.Value(src))
+			if c.SoftLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *gast.String:
+			b.Write(c.Value)
+		}
+		return gast.WalkContinue, nil
+	})
+	return b.String()
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// testFile is what a claim needs to know about one _test.go file.
+type testFile struct {
+	err   string // why the file cannot hold checks, "" when it can
+	funcs map[string]testFunc
+	names []string // its Test, Fuzz and Example functions, for suggestions
+}
+
+type testFunc struct {
+	kind       string // "test", "fuzz", "example"
+	start, end int
+	problem    string // why go test does not run it, "" when it does
+}
+
+// parseTestFile reads the repository file rel with go/parser.
+func parseTestFile(root, rel string) *testFile {
+	tf := &testFile{funcs: map[string]testFunc{}}
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		if os.IsNotExist(err) {
+			tf.err = "the file does not exist"
+		} else {
+			tf.err = err.Error()
+		}
+		return tf
+	}
+	for _, seg := range strings.Split(path.Dir(rel), "/") {
+		if seg == "testdata" || strings.HasPrefix(seg, ".") || strings.HasPrefix(seg, "_") {
+			tf.err = "go test ignores files under " + seg + "/"
+			return tf
+		}
+	}
+	if ok, err := build.Default.MatchFile(filepath.Dir(abs), filepath.Base(abs)); err == nil && !ok {
+		tf.err = "its build constraints exclude it, so go test never runs it"
+		return tf
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, abs, src, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		tf.err = "does not parse: " + err.Error()
+		return tf
+	}
+	testing := ""
+	for _, im := range f.Imports {
+		if im.Path.Value == `"testing"` {
+			testing = "testing"
+			if im.Name != nil {
+				testing = im.Name.Name
+			}
+		}
+	}
+	examples := map[string]*doc.Example{}
+	for _, ex := range doc.Examples(f) {
+		examples["Example"+ex.Name] = ex
+	}
+	for _, decl := range f.Decls {
+		fd, ok := decl.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil {
+			continue
+		}
+		name := fd.Name.Name
+		tfn := testFunc{start: fset.Position(fd.Pos()).Line, end: fset.Position(fd.End()).Line}
+		switch {
+		case hasTestPrefix(name, "Test"):
+			tfn.kind = "test"
+			if !oneParam(fd, testing, "T") {
+				tfn.problem = "is not a test: a test is func " + name + "(t *testing.T)"
+			}
+		case hasTestPrefix(name, "Fuzz"):
+			tfn.kind = "fuzz"
+			if !oneParam(fd, testing, "F") {
+				tfn.problem = "is not a fuzz target: a fuzz target is func " + name + "(f *testing.F)"
+			}
+		case hasTestPrefix(name, "Example"):
+			tfn.kind = "example"
+			ex := examples[name]
+			switch {
+			case fd.Type.Params.NumFields() != 0 || fd.Type.Results.NumFields() != 0 || fd.Type.TypeParams.NumFields() != 0:
+				tfn.problem = "is not an example: an example is func " + name + "() with no parameters or results"
+			case ex == nil || (ex.Output == "" && !ex.EmptyOutput):
+				tfn.problem = "has no // Output: comment, so go test compiles it but never runs it"
+			}
+		default:
+			tfn.problem = "is not a check: a claim names a Test, Fuzz or Example function"
+			tf.funcs[name] = tfn
+			continue
+		}
+		if fd.Type.TypeParams.NumFields() != 0 && tfn.problem == "" {
+			tfn.problem = "has type parameters, so go test does not run it"
+		}
+		tf.funcs[name] = tfn
+		tf.names = append(tf.names, name)
+	}
+	return tf
+}
+
+// hasTestPrefix is go test's rule for a test name: the prefix, then
+// nothing or a character that is not a lower-case letter.
+func hasTestPrefix(name, prefix string) bool {
+	if !strings.HasPrefix(name, prefix) {
+		return false
+	}
+	if len(name) == len(prefix) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(name[len(prefix):])
+	return !unicode.IsLower(r)
+}
+
+// oneParam reports whether fd is func(x *testing.<typ>) with no results.
+func oneParam(fd *ast.FuncDecl, testing, typ string) bool {
+	if testing == "" || fd.Type.Results.NumFields() != 0 || fd.Type.Params.NumFields() != 1 {
+		return false
+	}
+	star, ok := fd.Type.Params.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == testing && sel.Sel.Name == typ
+}
+
+// suggest names the file's checks closest to fn, for an error message.
+func suggest(fn string, names []string) string {
+	if len(names) == 0 {
+		return " (it has no Test, Fuzz or Example functions)"
+	}
+	best, bestD := "", 1<<30
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(fn), strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD <= len(fn)/3+1 {
+		return "; did you mean " + best + "?"
+	}
+	sorted := append([]string(nil), names...)
+	sort.Strings(sorted)
+	if len(sorted) > 8 {
+		sorted = append(sorted[:8], "...")
+	}
+	return " (its checks: " + strings.Join(sorted, ", ") + ")"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// findClaims finds the claims of docs, in reading order, and the errors of
+// the links that name no check go test runs.
+func (v *verifier) findClaims(docs []*expand.Doc) ([]Claim, diag.List) {
+	var all []Claim
+	var errs diag.List
+	for _, d := range docs {
+		c, e := FindClaims(v.root, d)
+		all = append(all, c...)
+		errs = append(errs, e...)
+	}
+	return all, errs
+}
+
+// pkgTests is what a package's go test -json run (or its cache entry)
+// says about each top-level function.
+type pkgTests struct {
+	pkg     string
+	status  map[string]string // "pass", "fail", "skip"; nil when nothing ran
+	outputs map[string]string // a function's output with its subtests'
+}
+
+// settleClaims sets Passed on each claim whose function passed in its
+// package's go test run, and returns an error at the link of every other:
+// the function failed, was skipped, or did not run (the package failed to
+// build, or timed out). The package's full run decides, so a claim costs no
+// run of its own: go test without -run runs every test, fuzz target (its
+// seed corpus) and example with output, and FindClaims has made sure the
+// named function is one of those.
+func settleClaims(claims []Claim, results []jobResult) diag.List {
+	byPkg := map[string]*pkgTests{}
+	for _, r := range results {
+		if r.tests != nil {
+			byPkg[r.tests.pkg] = r.tests
+		}
+	}
+	var errs diag.List
+	for i := range claims {
+		c := &claims[i]
+		fail := func(detail, format string, a ...any) {
+			e := diag.Errorf(c.File, c.Line, format, a...)
+			e.Detail = detail
+			errs = append(errs, e)
+		}
+		t := byPkg[c.Package]
+		if t == nil {
+			fail("", "claim %s: go test %s was not run", c.Func, c.Package)
+			continue
+		}
+		switch t.status[c.Func] {
+		case "pass":
+			c.Passed = true
+		case "fail":
+			fail(clipOutput(t.outputs[c.Func]), "claim %s failed in go test %s (alone: %s)", c.Func, c.Package, c.Command())
+		case "skip":
+			fail(clipOutput(t.outputs[c.Func]), "claim %s was skipped in go test %s; a skipped test checks nothing", c.Func, c.Package)
+		default:
+			fail("", "claim %s did not run: go test %s failed before it (see that error)", c.Func, c.Package)
+		}
+	}
+	return errs
+}
+
+// testEvent is one line of go test -json (cmd/test2json).
+type testEvent struct {
+	Action string
+	Test   string
+	Output string
+}
+
+// readTestEvents reads go test -json output. It returns the final action
+// of each top-level function ("pass", "fail", "skip"), the output of each
+// with its subtests', and the text go test would have printed without
+// -json: the output of the functions that failed and of the package (build
+// errors, panics outside a test, the final FAIL line), with lines that are
+// not JSON kept where they were.
+func readTestEvents(out []byte) (status, outputs map[string]string, text []byte) {
+	status, outputs = map[string]string{}, map[string]string{}
+	type piece struct{ top, text string }
+	var pieces []piece
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64<<10), MaxOutput+1)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var ev testEvent
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil {
+			pieces = append(pieces, piece{text: string(line) + "\n"})
+			continue
+		}
+		top, _, _ := strings.Cut(ev.Test, "/")
+		if ev.Output != "" {
+			pieces = append(pieces, piece{top: top, text: ev.Output})
+			if top != "" {
+				outputs[top] += ev.Output
+			}
+		}
+		if top != "" && ev.Test == top {
+			switch ev.Action {
+			case "pass", "fail", "skip":
+				status[top] = ev.Action
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range pieces {
+		if p.top == "" || status[p.top] == "fail" || status[p.top] == "" {
+			b.WriteString(p.text)
+		}
+	}
+	return status, outputs, []byte(b.String())
+}

@@ -1,0 +1,3 @@
+module example.com/unusual
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/ansi
+
+go 1.26

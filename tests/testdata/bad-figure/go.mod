@@ -1,0 +1,3 @@
+module example.com/bad-figure
+
+go 1.26

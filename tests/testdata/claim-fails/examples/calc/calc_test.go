@@ -1,0 +1,9 @@
+package calc
+
+import "testing"
+
+func TestNext(t *testing.T) {
+	if got := Next(3); got != 4 {
+		t.Fatalf("Next(3) = %d, want 4", got)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/claim-fails
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/claim-missing
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/longline
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/wrong-figure
+
+go 1.26
