@@ -122,7 +122,9 @@ type Result struct {
 	Regressed     bool
 	Stale, Newer  Write
 	Late          int           // writes applied after a newer generation had been granted
-	Handover      bool          // the lock moved from client 1 to another client
+	// Failover: client 1 lost the lock (its session expired, or the
+	// coordinator revoked it) and another client then acquired it.
+	Failover      bool
 	LastHeard     time.Duration // when client 1 last acted before it lost the lock
 	FirstNewWrite time.Duration // when the first write of a later generation was applied
 	NewWrite      bool
@@ -188,6 +190,7 @@ type simClient struct {
 	seq       Sequencer
 	lastHeard time.Duration
 	lost      bool
+	lostHeard time.Duration // lastHeard when the lock was lost
 }
 
 type sim struct {
@@ -454,9 +457,9 @@ func (m *sim) grant(now time.Duration) error {
 			m.granted = max(m.granted, seq.Generation)
 			m.trace(now, c.name, CellName, "Acquire: generation %d", seq.Generation)
 		}
-		if i != 0 && !m.res.Handover {
-			m.res.Handover = true
-			m.res.LastHeard = m.clients[0].lastHeard
+		if i != 0 && m.clients[0].lost && !m.res.Failover {
+			m.res.Failover = true
+			m.res.LastHeard = m.clients[0].lostHeard
 		}
 		c.state = holding
 		if err := m.runSteps(i, now); err != nil {
@@ -526,7 +529,7 @@ func (m *sim) advance(now time.Duration) error {
 			if err := m.actor.Revoke(ownership.NodeID(m.clients[next].name)); err != nil {
 				return err
 			}
-			m.clients[h].lost = true
+			m.clients[h].lost, m.clients[h].lostHeard = true, m.clients[h].lastHeard
 			m.holder = -1
 			m.trace(now, CoordinatorName, "", "no word from %s for %s: Revoke, epoch %d", m.clients[h].name, FormatDuration(m.sc.Detector), m.actor.CurrentEpoch())
 			m.fence(now)
@@ -543,7 +546,7 @@ func (m *sim) advance(now time.Duration) error {
 		}
 		for _, c := range m.clients {
 			if c.session == e.Session {
-				c.lost = true
+				c.lost, c.lostHeard = true, c.lastHeard
 			}
 		}
 		if e.Until > e.At {
