@@ -190,3 +190,5 @@ func DefaultExperiment() Experiment {
 		},
 	}
 }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }

@@ -119,9 +119,9 @@ type Result struct {
 	Refused []Write
 	// Regressed: a write of generation g was applied after one of g' > g.
 	// Stale and Newer are that pair (the first such).
-	Regressed     bool
-	Stale, Newer  Write
-	Late          int           // writes applied after a newer generation had been granted
+	Regressed    bool
+	Stale, Newer Write
+	Late         int // writes applied after a newer generation had been granted
 	// Failover: client 1 lost the lock (its session expired, or the
 	// coordinator revoked it) and another client then acquired it.
 	Failover      bool
@@ -203,6 +203,8 @@ type sim struct {
 	seq     int
 	res     Result
 	holder  int    // ownership: index of the owner, -1 when none
+	ticking bool   // a tick (KeepAlives of running clients) is queued
+	applied uint64 // the newest generation the server has applied
 	granted uint64 // the newest generation (or epoch) granted so far
 }
 
@@ -316,9 +318,7 @@ func (m *sim) start() error {
 		m.trace(0, first.name, CellName, "Acquire: generation %d", seq.Generation)
 	}
 	first.state = holding
-	if !m.ownershipScheme() {
-		m.push(item{at: 0, kind: itemTick})
-	}
+	m.tick(0)
 	return m.runSteps(0, 0)
 }
 
@@ -348,14 +348,22 @@ func (m *sim) runSteps(i int, now time.Duration) error {
 			m.push(item{at: now + st.D, kind: itemWake, client: i})
 			return nil
 		case Work:
+			if m.ownershipScheme() {
+				if !m.actor.MayMutate(ownership.Token{Actor: "doc", Epoch: ownership.Epoch(c.seq.Generation), Holder: ownership.NodeID(c.name)}) {
+					return m.stop(i, now)
+				}
+			} else if _, err := m.cell.KeepAlive(c.session, now); err != nil {
+				return m.stop(i, now)
+			}
 			m.trace(now, c.name, "", "works for %s", FormatDuration(st.D))
 			c.state = working
+			m.tick(now)
 			m.push(item{at: now + st.D, kind: itemWake, client: i})
 			return nil
 		case Send:
 			data := st.Data
 			if data == "" {
-				data = fmt.Sprintf("%s write %d", c.name, c.pc)
+				data = fmt.Sprintf("%c%d", 'A'+i%26, c.pc)
 			}
 			m.push(item{at: now + st.D, kind: itemArrive, client: i,
 				write: Write{From: c.name, Data: data, Seq: c.seq, Sent: now, Arrived: now + st.D}})
@@ -368,6 +376,7 @@ func (m *sim) runSteps(i int, now time.Duration) error {
 				return m.stop(i, now)
 			}
 			c.state = working
+			m.tick(now)
 			m.push(item{at: now + 2*st.D, kind: itemWake, client: i, quiet: true})
 			return nil
 		}
@@ -389,8 +398,11 @@ func (m *sim) stop(i int, now time.Duration) error {
 // finish releases the lock the normal way.
 func (m *sim) finish(i int, now time.Duration) error {
 	c := m.clients[i]
-	c.state = done
 	if m.ownershipScheme() {
+		if !m.actor.MayMutate(ownership.Token{Actor: "doc", Epoch: ownership.Epoch(c.seq.Generation), Holder: ownership.NodeID(c.name)}) {
+			return m.stop(i, now)
+		}
+		c.state = done
 		next := m.nextWaiter()
 		if next < 0 {
 			m.trace(now, c.name, "", "done; keeps epoch %d", c.seq.Generation)
@@ -407,9 +419,12 @@ func (m *sim) finish(i int, now time.Duration) error {
 		m.fence(now)
 		return m.grant(now)
 	}
-	if err := m.cell.CloseSession(c.session, now); err != nil {
+	if err := m.cell.CloseSession(c.session, now); errors.Is(err, ErrSessionExpired) {
+		return m.stop(i, now)
+	} else if err != nil {
 		return err
 	}
+	c.state = done
 	m.trace(now, c.name, CellName, "Release")
 	return m.grant(now)
 }
@@ -466,6 +481,17 @@ func (m *sim) grant(now time.Duration) error {
 			return err
 		}
 	}
+}
+
+// tick queues the next round of KeepAlives for running clients, a quarter
+// of a lease from now, unless one is queued already. The ownership model
+// has no sessions to keep alive.
+func (m *sim) tick(now time.Duration) {
+	if m.ticking || m.ownershipScheme() {
+		return
+	}
+	m.ticking = true
+	m.push(item{at: now + m.sc.Lease/4, kind: itemTick})
 }
 
 // nextTime is the earliest moment something happens: a queued item, a
@@ -572,8 +598,9 @@ func (m *sim) handle(it item, now time.Duration) error {
 				}
 			}
 		}
+		m.ticking = false
 		if alive {
-			m.push(item{at: now + m.sc.Lease/4, kind: itemTick})
+			m.tick(now)
 		}
 	case itemWake:
 		c := m.clients[it.client]
@@ -599,10 +626,15 @@ func (m *sim) handle(it item, now time.Duration) error {
 		case err != nil:
 			return err
 		default:
-			if w.Seq.Generation < m.granted {
+			switch {
+			case w.Seq.Generation < m.applied:
 				m.res.Late++
-				verdict = fmt.Sprintf("applied, though generation %d was granted", m.granted)
+				verdict = fmt.Sprintf("applied over generation %d's write", m.applied)
+			case w.Seq.Generation < m.granted:
+				m.res.Late++
+				verdict = fmt.Sprintf("applied, though generation %d is granted", m.granted)
 			}
+			m.applied = max(m.applied, w.Seq.Generation)
 			if w.Seq.Generation > m.sc.Generation && !m.res.NewWrite {
 				m.res.NewWrite = true
 				m.res.FirstNewWrite = now
