@@ -629,10 +629,10 @@ func (m *sim) handle(it item, now time.Duration) error {
 			switch {
 			case w.Seq.Generation < m.applied:
 				m.res.Late++
-				verdict = fmt.Sprintf("applied over generation %d's write", m.applied)
+				verdict = fmt.Sprintf("applied over %d's write", m.applied)
 			case w.Seq.Generation < m.granted:
 				m.res.Late++
-				verdict = fmt.Sprintf("applied, though generation %d is granted", m.granted)
+				verdict = fmt.Sprintf("applied, though %d is granted", m.granted)
 			}
 			m.applied = max(m.applied, w.Seq.Generation)
 			if w.Seq.Generation > m.sc.Generation && !m.res.NewWrite {
@@ -640,7 +640,11 @@ func (m *sim) handle(it item, now time.Duration) error {
 				m.res.FirstNewWrite = now
 			}
 		}
-		m.trace(now, w.From, ServerName, "write %s with generation %d (sent at %s): %s", w.Data, w.Seq.Generation, FormatDuration(w.Sent), verdict)
+		unit := "generation"
+		if m.ownershipScheme() {
+			unit = "epoch"
+		}
+		m.trace(now, w.From, ServerName, "write %s with %s %d (sent at %s): %s", w.Data, unit, w.Seq.Generation, FormatDuration(w.Sent), verdict)
 	}
 	return nil
 }

@@ -56,13 +56,13 @@ func run(w io.Writer, e chubby.Experiment) error {
 		fmt.Fprintf(w, "\n%s\n", title)
 		head := fmt.Sprintf("  %-6s %-6s", "pause", "delay")
 		for _, p := range e.Protections {
-			head += fmt.Sprintf(" %14s", p.Name)
+			head += fmt.Sprintf(" %15s", p.Name)
 		}
 		fmt.Fprintln(w, head)
 		for _, c := range cells {
 			line := fmt.Sprintf("  %-6s %-6s", d(c.Pause.Median), d(c.Delay.Median))
 			for _, o := range c.Outcomes {
-				line += fmt.Sprintf(" %14s", cellText(o))
+				line += fmt.Sprintf(" %15s", cellText(o))
 			}
 			fmt.Fprintln(w, strings.TrimRight(line, " "))
 		}
