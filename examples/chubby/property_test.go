@@ -141,7 +141,12 @@ func setFlag(t *testing.T, name, value string) {
 func TestLockDelayOnlyCounterexample(t *testing.T) {
 	setFlag(t, "rapid.seed", "1")
 	setFlag(t, "rapid.nofailfile", "true")
-	setFlag(t, "rapid.checks", "100")
+	// 100 cases; rapid runs a fifth of rapid.checks under -short.
+	checks := "100"
+	if testing.Short() {
+		checks = "500"
+	}
+	setFlag(t, "rapid.checks", checks)
 	b := bounds{lease: DefaultLease, lockDelay: DefaultMaxLockDelay}
 	var last Scenario
 	r := &recorder{}
