@@ -111,7 +111,7 @@ type Experiment struct {
 	Protections []Protection
 }
 
-// Cell is one (pause, delay) pair of the sweep and its outcomes, one per
+// SweepCell is one (pause, delay) pair of the sweep and its outcomes, one per
 // protection in order.
 type SweepCell struct {
 	Pause, Delay Dist

@@ -86,7 +86,7 @@ type Step struct {
 type Scenario struct {
 	Scheme     Scheme
 	Lease      time.Duration // session lease (Config.Lease); 0 means DefaultLease
-	LockDelay  time.Duration // SchemeLockDelay: the holders' lock-delay
+	LockDelay  time.Duration // SchemeLockDelay: every holder's lock-delay (may exceed the paper's 1m bound)
 	Detector   time.Duration // SchemeOwnership: silence before a revoke; 0 means Lease
 	FenceDelay time.Duration // SchemeOwnership: delay of the fence notice
 	Generation uint64        // client 1's generation; 0 means 33
