@@ -332,7 +332,28 @@ func (p *pausable) StreamCh() <-chan net.Conn { return p.streams }
 
 func (p *pausable) Shutdown() error {
 	p.once.Do(func() { close(p.done) })
-	err := p.inner.Shutdown()
 	p.wg.Wait()
+	// The forwarders have stopped, but the inner transport's listeners may
+	// be blocked handing it a packet or a connection that nobody reads any
+	// more; its Shutdown waits for them. Drain both until it has returned.
+	stop := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case <-p.inner.PacketCh():
+			case c := <-p.inner.StreamCh():
+				if c != nil {
+					_ = c.Close()
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	err := p.inner.Shutdown()
+	close(stop)
+	<-drained
 	return err
 }
