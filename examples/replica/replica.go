@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -124,6 +125,14 @@ type Config struct {
 	// proxy in front of the voter. It must be the voter's Address in
 	// Voters. Default: Bind.
 	Advertise string
+
+	// Listener, if non-nil, is the Raft transport's listener, already bound
+	// (to Bind, when Bind is set); the Group closes it. A caller that needs
+	// a voter's address before the voter opens (every voter of a new
+	// cluster lists all the others) listens on port 0, keeps the listener
+	// and passes it here, so no other process can take the port between
+	// the two. Ignored when Transport is set.
+	Listener net.Listener
 
 	// Transport, if non-nil, is used instead of a TCP transport on Bind,
 	// e.g. a *raft.InmemTransport in tests. The Group does not close it.
@@ -267,6 +276,9 @@ func Open(cfg Config, m Machine) (*Group, error) {
 	g := &Group{id: cfg.ID, fsm: &fsm{m: m}}
 	fail := func(err error) (*Group, error) {
 		g.closeAll()
+		if cfg.Listener != nil {
+			cfg.Listener.Close() // the Group owns it, opened or not
+		}
 		return nil, fmt.Errorf("replica: voter %s: %w", cfg.ID, err)
 	}
 
@@ -294,10 +306,10 @@ func Open(cfg Config, m Machine) (*Group, error) {
 
 	trans := cfg.Transport
 	if trans == nil {
-		if cfg.Bind == "" {
-			return fail(errors.New("Config.Bind and Config.Transport are both empty"))
+		if cfg.Bind == "" && cfg.Listener == nil {
+			return fail(errors.New("Config.Bind, Config.Listener and Config.Transport are all empty"))
 		}
-		layer, err := newTCPLayer(cfg.Bind, cfg.Advertise)
+		layer, err := newTCPLayer(cfg.Listener, cfg.Bind, cfg.Advertise)
 		if err != nil {
 			return fail(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/ownership-book/ownership/examples/replica"
 	"github.com/ownership-book/ownership/examples/replica/replicatest"
+	"github.com/ownership-book/ownership/internal/freeport"
 )
 
 // appendLog is the test Machine: it appends each command to a list and
@@ -178,20 +178,16 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// freeAddrs returns n loopback TCP addresses that were free a moment ago.
+// freeAddrs returns n loopback TCP addresses that were free a moment ago,
+// below the ephemeral range (see package freeport).
 func freeAddrs(t *testing.T, n int) []string {
 	var out []string
-	var ls []net.Listener
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		addr, err := freeport.Pick("127.0.0.1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().String())
-	}
-	for _, l := range ls {
-		l.Close()
+		out = append(out, addr)
 	}
 	return out
 }

@@ -18,10 +18,13 @@ type tcpLayer struct {
 	dialer    net.Dialer
 }
 
-func newTCPLayer(bind, advertise string) (*tcpLayer, error) {
-	ln, err := net.Listen("tcp", bind)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", bind, err)
+// newTCPLayer listens on bind, or uses ln when it is not nil.
+func newTCPLayer(ln net.Listener, bind, advertise string) (*tcpLayer, error) {
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", bind); err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", bind, err)
+		}
 	}
 	l := &tcpLayer{Listener: ln, advertise: ln.Addr()}
 	if advertise != "" {

@@ -44,7 +44,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -58,6 +57,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/ownership-book/ownership/internal/freeport"
 )
 
 var (
@@ -94,15 +94,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freePort returns a port free on ip now.
+// freePort returns a port free on ip now, below the kernel's ephemeral
+// range so that no outgoing connection takes it before the voter binds it.
 func freePort(t testing.TB, ip string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	addr, err := freeport.Pick(ip)
 	if err != nil {
 		t.Fatalf("listen on %s (the test gives each voter its own loopback address; Linux routes all of 127.0.0.0/8 to lo): %v", ip, err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // voter is one streamd process and the proxy in front of its Raft address.

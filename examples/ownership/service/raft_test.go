@@ -16,16 +16,18 @@ import (
 	"github.com/ownership-book/ownership/examples/ownership"
 	"github.com/ownership-book/ownership/examples/replica"
 	"github.com/ownership-book/ownership/examples/replica/replicatest"
+	"github.com/ownership-book/ownership/internal/freeport"
 )
 
+// freeAddr returns a loopback address free now, below the kernel's
+// ephemeral range (see package freeport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Pick("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 func openVoter(t *testing.T, dir, bind string) (*replica.Group, *Machine) {

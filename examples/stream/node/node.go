@@ -110,30 +110,42 @@ type Cluster struct {
 }
 
 // addrs returns n addresses: base, base+1, … (or n free ports when base's
-// port is 0).
-func addrs(base string, n int) ([]string, error) {
+// port is 0). For free ports it also returns the listeners, still open, so
+// that no other process can take a port before its voter uses it; the
+// caller owns them (closeAll). With a fixed port the listeners are nil.
+func addrs(base string, n int) ([]string, []net.Listener, error) {
 	host, port, err := net.SplitHostPort(base)
 	if err != nil {
-		return nil, fmt.Errorf("address %q: %w", base, err)
+		return nil, nil, fmt.Errorf("address %q: %w", base, err)
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil {
-		return nil, fmt.Errorf("address %q: port %q is not a number", base, port)
+		return nil, nil, fmt.Errorf("address %q: port %q is not a number", base, port)
 	}
 	out := make([]string, n)
+	lns := make([]net.Listener, n)
 	for i := range out {
 		if p == 0 {
 			ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 			if err != nil {
-				return nil, err
+				closeAll(lns)
+				return nil, nil, err
 			}
-			out[i] = ln.Addr().String()
-			ln.Close()
+			out[i], lns[i] = ln.Addr().String(), ln
 		} else {
 			out[i] = net.JoinHostPort(host, strconv.Itoa(p+i))
 		}
 	}
-	return out, nil
+	return out, lns, nil
+}
+
+// closeAll closes the listeners that are not nil.
+func closeAll(lns []net.Listener) {
+	for _, ln := range lns {
+		if ln != nil {
+			ln.Close()
+		}
+	}
 }
 
 // PeersFile, in a cluster's data directory, records each voter's Raft
@@ -148,7 +160,7 @@ const PeersFile = "raft-peers"
 //
 // Errors: a PeersFile that cannot be read, is malformed or holds another
 // number of voters, naming the file and line; a bad base address.
-func raftPeers(dir, base string, n int) ([]string, error) {
+func raftPeers(dir, base string, n int) ([]string, []net.Listener, error) {
 	if dir == "" {
 		return addrs(base, n)
 	}
@@ -158,44 +170,46 @@ func raftPeers(dir, base string, n int) ([]string, error) {
 	case err == nil:
 		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 		if len(lines) != n {
-			return nil, fmt.Errorf("%s: the data directory holds %d voters, not %d", path, len(lines), n)
+			return nil, nil, fmt.Errorf("%s: the data directory holds %d voters, not %d", path, len(lines), n)
 		}
 		out := make([]string, n)
 		for i, line := range lines {
 			f := strings.Fields(line)
 			id := string(rune('A' + i))
 			if len(f) != 2 || f[0] != id {
-				return nil, fmt.Errorf("%s:%d: want \"%s host:port\", got %q", path, i+1, id, line)
+				return nil, nil, fmt.Errorf("%s:%d: want \"%s host:port\", got %q", path, i+1, id, line)
 			}
 			if _, _, err := net.SplitHostPort(f[1]); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+				return nil, nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
 			}
 			out[i] = f[1]
 		}
-		return out, nil
+		return out, make([]net.Listener, n), nil
 	case errors.Is(err, os.ErrNotExist):
 	default:
-		return nil, err
+		return nil, nil, err
 	}
-	out, err := addrs(base, n)
+	out, lns, err := addrs(base, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var b strings.Builder
 	for i, a := range out {
 		fmt.Fprintf(&b, "%c %s\n", 'A'+i, a)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
-		return nil, err
+	err = os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = os.WriteFile(tmp, []byte(b.String()), 0o644)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return nil, err
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
-	return out, nil
+	if err != nil {
+		closeAll(lns)
+		return nil, nil, err
+	}
+	return out, lns, nil
 }
 
 // Start opens the voters, starts their HTTP servers and, for voters in this
@@ -222,12 +236,13 @@ func Start(opts Options) (*Cluster, error) {
 	if n != 1 && n != 3 {
 		return nil, fmt.Errorf("node: %d voters: want 1 or 3", n)
 	}
-	raftAddrs, err := raftPeers(opts.Dir, opts.RaftAddr, n)
+	raftAddrs, raftLns, err := raftPeers(opts.Dir, opts.RaftAddr, n)
 	if err != nil {
 		return nil, fmt.Errorf("node: raft %w", err)
 	}
-	httpAddrs, err := addrs(opts.HTTPAddr, n)
+	httpAddrs, httpLns, err := addrs(opts.HTTPAddr, n)
 	if err != nil {
+		closeAll(raftLns)
 		return nil, fmt.Errorf("node: http %w", err)
 	}
 	ids := []string{"A", "B", "C"}[:n]
@@ -238,14 +253,19 @@ func Start(opts Options) (*Cluster, error) {
 	c := &Cluster{byID: map[string]*Node{}}
 	for i, id := range ids {
 		cfg := c.raftConfig(opts, id, voters)
-		cfg.Bind = raftAddrs[i]
+		cfg.Bind, cfg.Listener = raftAddrs[i], raftLns[i]
 		if opts.Dir != "" {
 			cfg.Dir = filepath.Join(opts.Dir, id)
 		}
-		if err := c.add(opts, cfg, httpAddrs[i], ""); err != nil {
+		raftLns[i] = nil // replica.Open owns it now, failing or not
+		if err := c.add(opts, cfg, httpAddrs[i], httpLns[i], ""); err != nil {
+			httpLns[i] = nil
+			closeAll(raftLns)
+			closeAll(httpLns)
 			c.Close()
 			return nil, err
 		}
+		httpLns[i] = nil
 	}
 	c.serve()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -283,7 +303,7 @@ func startOne(opts Options) (*Cluster, error) {
 	c := &Cluster{byID: map[string]*Node{}}
 	cfg := c.raftConfig(opts, opts.ID, opts.Peers)
 	cfg.Bind, cfg.Advertise, cfg.Dir = opts.RaftAddr, opts.RaftAdvertise, opts.Dir
-	if err := c.add(opts, cfg, opts.HTTPAddr, opts.URL); err != nil {
+	if err := c.add(opts, cfg, opts.HTTPAddr, nil, opts.URL); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -298,8 +318,9 @@ func (c *Cluster) raftConfig(opts Options, id string, voters []replica.Peer) rep
 		TrailingLogs: opts.TrailingLogs, SnapshotInterval: opts.SnapshotInterval}
 }
 
-// add opens one voter and its HTTP listener (not yet serving).
-func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr, url string) error {
+// add opens one voter and its HTTP listener (not yet serving): ln when it
+// is not nil (add owns it, failing or not), else one on httpAddr.
+func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr string, ln net.Listener, url string) error {
 	m := newMachine()
 	nd := &Node{ID: cfg.ID, Machine: m.Machine, m: m, stop: make(chan struct{}), done: make(chan struct{}),
 		producerTTL: orDefault(opts.ProducerTTL, 7*24*time.Hour), sweepEvery: orDefault(opts.SweepInterval, time.Minute)}
@@ -308,14 +329,18 @@ func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr, url string) er
 	}
 	g, err := replica.Open(cfg, m)
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return fmt.Errorf("node: %w", err)
 	}
 	nd.Group = g
 	c.Nodes = append(c.Nodes, nd)
 	c.byID[nd.ID] = nd
-	ln, err := net.Listen("tcp", httpAddr)
-	if err != nil {
-		return fmt.Errorf("node: voter %s: %w", nd.ID, err)
+	if ln == nil {
+		if ln, err = net.Listen("tcp", httpAddr); err != nil {
+			return fmt.Errorf("node: voter %s: %w", nd.ID, err)
+		}
 	}
 	nd.ln = ln
 	nd.URL = "http://" + ln.Addr().String()

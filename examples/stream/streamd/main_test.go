@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/ownership-book/ownership/internal/freeport"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -64,14 +64,15 @@ func startChild(t *testing.T, args string) (*exec.Cmd, string) {
 	}
 }
 
+// freeAddr returns a loopback address free now, below the kernel's
+// ephemeral range (see package freeport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Pick("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 func appendAs(ctx context.Context, base string, epoch, seq int) (int, http.Header, error) {
