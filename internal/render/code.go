@@ -178,6 +178,9 @@ func writeCode(w util.BufWriter, code string, ci codeInfo) {
 	if lexer == nil || lang == "" {
 		lexer = lexers.Fallback
 	}
+	if lexer == goChroma {
+		lexer = goFast
+	}
 	lexer = chroma.Coalesce(lexer)
 	f := plainFormatter
 	if ci.LineNos {
