@@ -2,7 +2,11 @@ package verify
 
 import (
 	"hash/maphash"
+	"runtime"
 	"sync"
+	"sync/atomic"
+
+	"github.com/ownership-book/ownership/internal/expand"
 )
 
 // blockCache remembers FindBlocks of the chapters it has seen, so that a
@@ -43,4 +47,29 @@ func findBlocksCached(md []byte) []Block {
 	blockCache.entries[h] = blockEntry{md: string(md), blocks: blocks}
 	blockCache.Unlock()
 	return blocks
+}
+
+// prefetch fills blockCache and claimLinkCache for docs on every core, so
+// that Verify's walk through the chapters in order (which must stay in
+// order: its reports and errors are) finds each chapter's blocks and claim
+// links already parsed. Parsing is most of a large book's verification
+// when no check has to run.
+func prefetch(docs []*expand.Doc) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(docs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(docs) {
+					return
+				}
+				findBlocksCached(docs[i].Markdown)
+				claimLinksCached(docs[i].Chapter.Path, docs[i].Markdown)
+			}
+		}()
+	}
+	wg.Wait()
 }

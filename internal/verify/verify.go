@@ -192,6 +192,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		add("go vet "+p, v.packageJob("vet", p))
 		add("go test "+p, v.packageJob("test", p))
 	}
+	prefetch(docs)
 	for _, d := range docs {
 		for _, blk := range findBlocksCached(d.Markdown) {
 			if err := checkAttrs(d, blk); err != nil {
