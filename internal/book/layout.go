@@ -97,17 +97,25 @@ func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error
 // relative to the book's source folder ("a/b.md" is "book/a/b.md" in
 // bookgen's layout, "src/a/b.md" in mdBook's).
 func (b *Book) RepoPath(p string) string {
-	return path.Join(b.Src, p)
+	return path.Join(b.src(), p)
 }
 
 // InSrc returns the path relative to the source folder of the
 // repository-relative slash path p, and whether p is inside that folder
 // ("book/a.md" is "a.md", true in bookgen's layout).
 func (b *Book) InSrc(p string) (string, bool) {
-	if b.Src == "." || b.Src == "" {
+	if b.src() == "." {
 		return p, p != ".." && !strings.HasPrefix(p, "../")
 	}
-	return strings.CutPrefix(p, b.Src+"/")
+	return strings.CutPrefix(p, b.src()+"/")
+}
+
+// src is Src, "book" for a Book made by hand (as Item.File reads it).
+func (b *Book) src() string {
+	if b.Src == "" {
+		return "book"
+	}
+	return b.Src
 }
 
 func isRegular(p string) bool {
