@@ -287,7 +287,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 
 // ErrNoRoot is returned by FindRoot when no folder up from the start holds
 // a book in either layout.
-var ErrNoRoot = errors.New("no book here or above (a folder with go.mod and book/SUMMARY.md, or mdBook's book.toml)")
+var ErrNoRoot = errors.New("no repository root here or above (a folder with go.mod and book/SUMMARY.md, or with mdBook's book.toml)")
 
 // FindRoot walks up from dir to the first folder that holds a book and
 // returns its absolute path. Two layouts are taken (see book.Layout):
