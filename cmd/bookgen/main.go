@@ -1,4 +1,4 @@
-// Command bookgen builds the book: it loads book/SUMMARY.md, expands
+// Command bookgen builds the book: it loads SUMMARY.md, expands
 // includes, compiles, tests and runs every program the chapters show,
 // renders the chapters and writes a static site.
 //
@@ -13,8 +13,10 @@
 //	                                            browser; --poll watches by polling
 //
 // The repository root is the first folder, from --root upwards, holding
-// go.mod and book/SUMMARY.md (book/book.toml is optional). A relative -o
-// is taken relative to that root.
+// go.mod and book/SUMMARY.md (book/book.toml is optional), or an mdBook
+// book.toml (chapters in src/ or its [book] src; go.mod optional; mdBook's
+// output folder book/ is left alone). A relative -o is taken relative to
+// that root.
 // Problems print as "file:line: message" with an indented detail; the exit
 // status is then 1 (2 for a usage error). Ctrl-C stops build and test with
 // status 130, leaving the output folder as it was.

@@ -1,5 +1,8 @@
-// Package book loads a book: book/book.toml and book/SUMMARY.md (mdBook's
-// format) and the chapter files they name, in reading order.
+// Package book loads a book: book.toml and SUMMARY.md (mdBook's format)
+// and the chapter files they name, in reading order. The files are laid
+// out as bookgen lays them out (book/book.toml, chapters in book/) or as
+// mdBook does (book.toml at the root, chapters in src/); see Layout and
+// Locate.
 //
 // Load is the stage's entry point; ParseSummary and ParseConfig are its two
 // parsers, usable on their own (tests, fuzzing). Every error is a
@@ -14,9 +17,9 @@ import (
 	"github.com/ownership-book/ownership/internal/diag"
 )
 
-// Config is book/book.toml, laid out as mdBook lays it out:
+// Config is book.toml, laid out as mdBook lays it out:
 //
-//	[book]         title, authors, description, language
+//	[book]         title, authors, description, language, src
 //	[output.html]  site-url, git-repository-url, edit-url-template
 //	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s")
 type Config struct {
@@ -27,8 +30,14 @@ type Config struct {
 	SiteURL     string // absolute URL ending in "/", "" when unset
 	Repository  string // e.g. "https://github.com/o/r", "" when unset
 	// EditURLTemplate has "{path}" replaced by the repository-relative path of
-	// a chapter file ("book/ownership.md").
+	// a chapter file ("book/ownership.md"; in mdBook's layout the path
+	// from the book's root, "src/guide/README.md", as mdBook does).
 	EditURLTemplate string
+	// Src is [book] src as written ("" when unset) and SrcLine its line
+	// in book.toml (0 when unset): the folder of SUMMARY.md and the
+	// chapters, relative to book.toml's folder (see Locate).
+	Src     string
+	SrcLine int
 	// Timeout is the default timeout of one transcript command, in Go
 	// duration syntax ("60s" when unset).
 	Timeout string
@@ -103,6 +112,9 @@ type Item struct {
 	Line     int     // 1-based line in SUMMARY.md
 	// Source is the chapter file's content (valid UTF-8), nil for a draft.
 	Source []byte
+	// src is Book.Src of the book that Load read the item for; "" (an
+	// Item made by hand) means "book".
+	src string
 }
 
 // HTMLPath returns the site path of the page of the chapter file p (a
@@ -121,21 +133,38 @@ func HTMLPath(p string) string {
 }
 
 // File returns the chapter file's path relative to the repository root
-// ("book/ownership.md"), "" for a draft.
+// ("book/ownership.md", "src/guide/README.md" in mdBook's layout), "" for
+// a draft.
 func (it *Item) File() string {
 	if it.Path == "" {
 		return ""
 	}
-	return "book/" + it.Path
+	if it.src == "" {
+		return "book/" + it.Path
+	}
+	return path.Join(it.src, it.Path)
 }
 
 // Book is a loaded book.
 type Book struct {
-	Root   string // absolute path of the repository root (the directory of go.mod)
-	Dir    string // absolute path of the book directory (Root + "/book")
-	Config Config
-	Title  string  // SUMMARY.md's "# Title", "" when absent
-	Items  []*Item // top-level SUMMARY.md entries in order; numbered ones nest by Children
+	// Root is the absolute path of the repository root: the folder of
+	// go.mod and book/ (bookgen's layout) or of book.toml (mdBook's).
+	Root string
+	// Dir is the absolute path of the source folder, the folder of
+	// SUMMARY.md and the chapters (Root + "/" + Src).
+	Dir string
+	// Src is Dir relative to Root, a clean slash path: "book" in
+	// bookgen's layout, "src" in mdBook's, "book/src" for [book] src =
+	// "src" in book/book.toml, "." when the chapters are at the root.
+	Src    string
+	Layout Layout
+	// ConfigFile and SummaryFile are the repository-relative slash paths
+	// of book.toml ("book/book.toml" or "book.toml", whether or not it
+	// exists) and SUMMARY.md (Src + "/SUMMARY.md"), for errors.
+	ConfigFile, SummaryFile string
+	Config                  Config
+	Title                   string  // SUMMARY.md's "# Title", "" when absent
+	Items                   []*Item // top-level SUMMARY.md entries in order; numbered ones nest by Children
 	// Chapters is every non-draft chapter in reading order: prefix chapters,
 	// numbered ones depth first, suffix chapters.
 	Chapters []*Item

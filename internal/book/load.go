@@ -19,15 +19,19 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// ConfigFile is the repository-relative path of the book's configuration.
+// ConfigFile is the repository-relative path of the book's configuration in
+// bookgen's layout (Book.ConfigFile is the loaded book's).
 const ConfigFile = "book/book.toml"
 
 // DefaultTimeout is Config.Timeout when book.toml does not set one.
 const DefaultTimeout = "60s"
 
-// Load reads root/book/book.toml, root/book/SUMMARY.md and every chapter
-// file they list. root is the repository root (the directory of go.mod); it
-// is made absolute.
+// Load reads the book at root: book.toml, SUMMARY.md and every chapter
+// file they list, laid out as bookgen lays them out (root/book/book.toml,
+// chapters in root/book/ or [book] src relative to it) or as mdBook does
+// (root/book.toml, chapters in root/src/ or [book] src); see Locate. root
+// is the repository root; it is made absolute. A [book] src that is
+// absolute, leaves root or names no folder is an error at book.toml's line.
 //
 // A missing book.toml gives the default Config (Language "en", Timeout
 // "60s"). Errors are *diag.Error values naming file and line; when several
@@ -50,42 +54,40 @@ func load(root string, c *Cache) (*Book, error) {
 	if err != nil {
 		return nil, fmt.Errorf("book.Load: %w", err)
 	}
-	b := &Book{Root: abs, Dir: filepath.Join(abs, "book")}
 	realRoot, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, diag.Errorf("", 0, "repository root %s: %v", abs, err)
 	}
-
-	cfgSrc, err := os.ReadFile(filepath.Join(b.Dir, "book.toml"))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		b.Config = Config{Language: "en", Timeout: DefaultTimeout}
-	case err != nil:
-		return nil, diag.Errorf(ConfigFile, 0, "%v", err)
-	default:
-		cfg, err := ParseConfig(cfgSrc)
-		if err != nil {
-			return nil, err
-		}
-		b.Config = *cfg
+	layout, confFile, src, cfg, err := Locate(abs)
+	if err != nil {
+		return nil, err
 	}
+	b := &Book{Root: abs, Dir: filepath.Join(abs, filepath.FromSlash(src)), Src: src, Layout: layout,
+		ConfigFile: confFile, SummaryFile: path.Join(src, "SUMMARY.md"), Config: *cfg}
 
 	sumSrc, err := os.ReadFile(filepath.Join(b.Dir, "SUMMARY.md"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			for _, src := range []string{"src", "book/src"} {
-				if _, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(src), "SUMMARY.md")); err == nil {
-					return nil, diag.Errorf(SummaryFile, 0, "does not exist, but book/%s/SUMMARY.md does: this looks like mdBook's layout; move the files of book/%s/ into book/ (bookgen reads the chapters from book/ itself)", src, src)
+			if fi, err := os.Stat(b.Dir); err != nil || !fi.IsDir() {
+				why := fmt.Sprintf("src = %q", b.Config.Src)
+				if b.Config.Src == "" {
+					why = "the default when [book] src is unset, as in mdBook"
+				}
+				return nil, diag.Errorf(b.ConfigFile, b.Config.SrcLine, "the book's source folder %s/ does not exist (%s)", b.Src, why)
+			}
+			for _, s := range []string{"src"} {
+				if _, err := os.Stat(filepath.Join(b.Dir, s, "SUMMARY.md")); err == nil {
+					return nil, diag.Errorf(b.SummaryFile, 0, "does not exist, but %s/%s/SUMMARY.md does: set src = %q under [book] in %s, as mdBook does", b.Src, s, s, b.ConfigFile)
 				}
 			}
-			return nil, diag.Errorf(SummaryFile, 0, "does not exist: a book needs a table of contents (mdBook's SUMMARY.md format)")
+			return nil, diag.Errorf(b.SummaryFile, 0, "does not exist: a book needs a table of contents (mdBook's SUMMARY.md format)")
 		}
-		return nil, diag.Errorf(SummaryFile, 0, "%v", err)
+		return nil, diag.Errorf(b.SummaryFile, 0, "%v", err)
 	}
 	if line, col, ok := firstInvalidUTF8(sumSrc); !ok {
-		return nil, diag.Errorf(SummaryFile, line, "invalid UTF-8 (byte %d of the line)", col)
+		return nil, diag.Errorf(b.SummaryFile, line, "invalid UTF-8 (byte %d of the line)", col)
 	}
-	b.Title, b.Items, err = ParseSummary(bytes.TrimPrefix(sumSrc, utf8BOM))
+	b.Title, b.Items, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +97,7 @@ func load(root string, c *Cache) (*Book, error) {
 	var walk func(items []*Item)
 	walk = func(items []*Item) {
 		for _, it := range items {
+			it.src = b.Src
 			if it.Kind == KindChapter && !it.Draft {
 				if err := readChapter(b, realRoot, rp, c, it); err != nil {
 					errs = append(errs, err)
@@ -128,7 +131,7 @@ func readNotFound(b *Book, realRoot string) *diag.Error {
 	}
 	name = path.Clean(strings.TrimPrefix(name, "./"))
 	if name == ".." || strings.HasPrefix(name, "../") || path.IsAbs(name) {
-		return diag.Errorf(ConfigFile, 0, "input-404 %q is not a file of the book folder", b.Config.Input404)
+		return diag.Errorf(b.ConfigFile, 0, "input-404 %q is not a file of the book folder %s/", b.Config.Input404, b.Src)
 	}
 	for _, ch := range b.Chapters {
 		if ch.Path == name {
@@ -137,11 +140,11 @@ func readNotFound(b *Book, realRoot string) *diag.Error {
 	}
 	if fi, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(name))); err != nil || !fi.Mode().IsRegular() {
 		if b.Config.Input404 != "" && b.Config.Input404 != "404.md" {
-			return diag.Errorf(ConfigFile, 0, "input-404 names book/%s, which is not a file", name)
+			return diag.Errorf(b.ConfigFile, 0, "input-404 names %s, which is not a file", b.RepoPath(name))
 		}
 		return nil
 	}
-	it := &Item{Kind: KindChapter, Title: "Page not found", TitleHTML: "Page not found", Path: name, Line: 0}
+	it := &Item{Kind: KindChapter, Title: "Page not found", TitleHTML: "Page not found", Path: name, Line: 0, src: b.Src}
 	if err := readChapter(b, realRoot, &realPaths{dirs: map[string]string{}}, nil, it); err != nil {
 		return err
 	}
@@ -159,19 +162,19 @@ func readChapter(b *Book, realRoot string, rp *realPaths, c *Cache, it *Item) *d
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return diag.Errorf(SummaryFile, it.Line, "chapter file %s does not exist", it.File())
+			return diag.Errorf(b.SummaryFile, it.Line, "chapter file %s does not exist", it.File())
 		}
-		return diag.Errorf(SummaryFile, it.Line, "chapter file %s: %v", it.File(), err)
+		return diag.Errorf(b.SummaryFile, it.Line, "chapter file %s: %v", it.File(), err)
 	}
 	if !fi.Mode().IsRegular() {
-		return diag.Errorf(SummaryFile, it.Line, "chapter file %s is not a regular file", it.File())
+		return diag.Errorf(b.SummaryFile, it.Line, "chapter file %s is not a regular file", it.File())
 	}
 	real, err := rp.of(file, link)
 	if err != nil {
-		return diag.Errorf(SummaryFile, it.Line, "chapter file %s: %v", it.File(), err)
+		return diag.Errorf(b.SummaryFile, it.Line, "chapter file %s: %v", it.File(), err)
 	}
 	if !within(realRoot, real) {
-		return diag.Errorf(SummaryFile, it.Line, "chapter file %s resolves to %s, outside the repository", it.File(), real)
+		return diag.Errorf(b.SummaryFile, it.Line, "chapter file %s resolves to %s, outside the repository", it.File(), real)
 	}
 	if src, ok := c.get(file, fi); ok {
 		it.Source = src
@@ -274,7 +277,7 @@ type tomlFile struct {
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout"
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -286,14 +289,19 @@ var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S
 // a site path are errors at ConfigFile and the line of the key. A key
 // bookgen does not read (mdBook's [output.html] playground, fold,
 // additional-css, [preprocessor.*] ...) is a warning in Config.Warnings
-// naming the key, so that an mdBook book.toml works unchanged, as is a
-// [book] src other than "." or "": bookgen reads the chapters from book/
-// itself (see the README's "Coming from mdBook").
+// naming the key, so that an mdBook book.toml works unchanged. [book] src
+// is returned as written in Config.Src (Locate resolves and checks it).
 //
 // SiteURL gets a trailing "/" when it lacks one; SitePath is its path
 // ("/" when unset). Language defaults to "en" and Timeout to
 // DefaultTimeout.
 func ParseConfig(src []byte) (*Config, error) {
+	return parseConfig(src, ConfigFile)
+}
+
+// parseConfig is ParseConfig for the book.toml at the repository-relative
+// path file.
+func parseConfig(src []byte, file string) (*Config, error) {
 	var f tomlFile
 	var warnings []*diag.Error
 	err := toml.NewDecoder(bytes.NewReader(src)).DisallowUnknownFields().Decode(&f)
@@ -304,7 +312,7 @@ func ParseConfig(src []byte) (*Config, error) {
 		for i := range strict.Errors {
 			e := &strict.Errors[i]
 			row, _ := e.Position()
-			w := diag.Errorf(ConfigFile, row, "key %s is not used by bookgen", strings.Join(e.Key(), "."))
+			w := diag.Errorf(file, row, "key %s is not used by bookgen", strings.Join(e.Key(), "."))
 			if len(warnings) == 0 {
 				w.Detail = "bookgen reads " + knownKeys
 			}
@@ -321,9 +329,9 @@ func ParseConfig(src []byte) (*Config, error) {
 		if m := typeErrRE.FindStringSubmatch(msg); m != nil {
 			msg = fmt.Sprintf("%s is a TOML %s, want %s", strings.Join(dec.Key(), "."), m[1], m[2])
 		}
-		return nil, diag.Errorf(ConfigFile, row, "%s", msg)
+		return nil, diag.Errorf(file, row, "%s", msg)
 	case err != nil:
-		return nil, diag.Errorf(ConfigFile, 0, "%v", err)
+		return nil, diag.Errorf(file, 0, "%v", err)
 	}
 
 	c := &Config{
@@ -340,8 +348,8 @@ func ParseConfig(src []byte) (*Config, error) {
 		Input404:        f.Output.HTML.Input404,
 		Warnings:        warnings,
 	}
-	if s := strings.TrimSuffix(f.Book.Src, "/"); s != "" && s != "." {
-		c.Warnings = append(c.Warnings, diag.Errorf(ConfigFile, keyLine(src, "src"), "src = %q is not used: bookgen reads SUMMARY.md and the chapters from book/ itself (move the files of %s/ into book/, next to book.toml)", f.Book.Src, s))
+	if f.Book.Src != "" {
+		c.Src, c.SrcLine = f.Book.Src, keyLine(src, "src")
 	}
 	if c.Language == "" {
 		c.Language = "en"
@@ -352,12 +360,12 @@ func ParseConfig(src []byte) (*Config, error) {
 	if c.Timeout == "" {
 		c.Timeout = DefaultTimeout
 	} else if d, err := time.ParseDuration(c.Timeout); err != nil || d <= 0 {
-		return nil, diag.Errorf(ConfigFile, keyLine(src, "timeout"), "timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.Timeout)
+		return nil, diag.Errorf(file, keyLine(src, "timeout"), "timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.Timeout)
 	}
 	if c.Repository != "" {
 		p, err := url.Parse(c.Repository)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return nil, diag.Errorf(ConfigFile, keyLine(src, "git-repository-url"), "git-repository-url %q is not an absolute http(s) URL", c.Repository)
+			return nil, diag.Errorf(file, keyLine(src, "git-repository-url"), "git-repository-url %q is not an absolute http(s) URL", c.Repository)
 		}
 	}
 	if c.SiteURL != "" {
@@ -372,7 +380,7 @@ func ParseConfig(src []byte) (*Config, error) {
 			c.SitePath = p.Path
 			c.SiteURL = ""
 		default:
-			return nil, diag.Errorf(ConfigFile, keyLine(src, "site-url"), "site-url %q is neither an absolute http(s) URL nor a path starting with /", c.SiteURL)
+			return nil, diag.Errorf(file, keyLine(src, "site-url"), "site-url %q is neither an absolute http(s) URL nor a path starting with /", c.SiteURL)
 		}
 		if !strings.HasPrefix(c.SitePath, "/") {
 			c.SitePath = "/" + c.SitePath
@@ -385,20 +393,20 @@ func ParseConfig(src []byte) (*Config, error) {
 		c.SiteURL += "/"
 	}
 	if c.EditURLTemplate != "" && !strings.Contains(c.EditURLTemplate, "{path}") {
-		return nil, diag.Errorf(ConfigFile, keyLine(src, "edit-url-template"), "edit-url-template %q has no {path}", c.EditURLTemplate)
+		return nil, diag.Errorf(file, keyLine(src, "edit-url-template"), "edit-url-template %q has no {path}", c.EditURLTemplate)
 	}
 	for from, to := range f.Output.HTML.Redirect {
 		line := quotedKeyLine(src, from)
 		if strings.Contains(from, "#") {
-			c.Warnings = append(c.Warnings, diag.Errorf(ConfigFile, line, "redirect %q: redirects of a #fragment need a script on the page, which bookgen does not write; only whole pages are redirected", from))
+			c.Warnings = append(c.Warnings, diag.Errorf(file, line, "redirect %q: redirects of a #fragment need a script on the page, which bookgen does not write; only whole pages are redirected", from))
 			continue
 		}
 		p := strings.TrimPrefix(from, "/")
 		if !strings.HasPrefix(from, "/") || p == "" || path.Clean(p) != p || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/") {
-			return nil, diag.Errorf(ConfigFile, line, "redirect %q: the old page must be a site path from the root, such as \"/old/page.html\"", from)
+			return nil, diag.Errorf(file, line, "redirect %q: the old page must be a site path from the root, such as \"/old/page.html\"", from)
 		}
 		if to == "" {
-			return nil, diag.Errorf(ConfigFile, line, "redirect %q has an empty target", from)
+			return nil, diag.Errorf(file, line, "redirect %q has an empty target", from)
 		}
 		c.Redirects = append(c.Redirects, Redirect{From: p, To: to, Line: line})
 	}

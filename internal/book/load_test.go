@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,6 +152,36 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{"book/SUMMARY.md:2: chapter file book/a.md is already listed at line 1"},
 		},
 		{
+			name:  "src leaves the repository",
+			files: map[string]string{"book/book.toml": "[book]\ntitle = \"X\"\nsrc = \"../..\"\n"},
+			want:  []string{"book/book.toml:3: src \"../..\" leaves the repository root"},
+		},
+		{
+			name:  "src is absolute",
+			files: map[string]string{"book.toml": "[book]\nsrc = \"/etc\"\n"},
+			want:  []string{"book.toml:2: src \"/etc\" is an absolute path"},
+		},
+		{
+			name:  "src names no folder",
+			files: map[string]string{"book.toml": "[book]\n\nsrc = \"docs\"\n"},
+			want:  []string{"book.toml:3: the book's source folder docs/ does not exist"},
+		},
+		{
+			name:  "mdBook layout without src/",
+			files: map[string]string{"book.toml": "[book]\n", "SUMMARY.md": "- [A](a.md)\n"},
+			want:  []string{"book.toml: the book's source folder src/ does not exist"},
+		},
+		{
+			name:  "bookgen layout with mdBook's src/ inside book/",
+			files: map[string]string{"book/book.toml": "[book]\n", "book/src/SUMMARY.md": "- [A](a.md)\n"},
+			want:  []string{"book/SUMMARY.md: does not exist, but book/src/SUMMARY.md does: set src = \"src\""},
+		},
+		{
+			name:  "mdBook layout errors name src/",
+			files: map[string]string{"book.toml": "", "src/SUMMARY.md": "- [A](a.md)\n- [B](../b.md)\n"},
+			want:  []string{"src/SUMMARY.md:2: link target \"../b.md\" escapes src/"},
+		},
+		{
 			name:  "chapter is a directory",
 			files: map[string]string{"book/SUMMARY.md": "- [A](d.md)\n", "book/d.md/x": ""},
 			want:  []string{"book/SUMMARY.md:1: chapter file book/d.md is not a regular file"},
@@ -172,6 +203,43 @@ func TestLoadErrors(t *testing.T) {
 				if !strings.Contains(e.Error(), tt.want[i]) {
 					t.Errorf("error %d = %q, want it to contain %q", i, e.Error(), tt.want[i])
 				}
+			}
+		})
+	}
+}
+
+// TestLoadLayouts loads a book in each layout: bookgen's (book/, with or
+// without [book] src) and mdBook's (book.toml at the root, chapters in
+// src/ or [book] src, beside mdBook's output folder book/).
+func TestLoadLayouts(t *testing.T) {
+	tests := []struct {
+		name             string
+		files            map[string]string
+		layout           Layout
+		src, conf, first string // Book.Src, Book.ConfigFile, Chapters[0].File()
+	}{
+		{"bookgen", map[string]string{"book/SUMMARY.md": "- [A](a.md)\n", "book/a.md": "a"}, BookgenLayout, "book", "book/book.toml", "book/a.md"},
+		{"bookgen with src", map[string]string{"book/book.toml": "[book]\nsrc = \"src/\"\n", "book/src/SUMMARY.md": "- [A](a.md)\n", "book/src/a.md": "a"}, BookgenLayout, "book/src", "book/book.toml", "book/src/a.md"},
+		{"mdBook", map[string]string{"book.toml": "[book]\ntitle = \"T\"\n", "src/SUMMARY.md": "[I](README.md)\n- [B](a/b.md)\n", "src/README.md": "i", "src/a/b.md": "b", "book/index.html": "mdBook's output"}, MdBookLayout, "src", "book.toml", "src/README.md"},
+		{"mdBook with src", map[string]string{"book.toml": "[book]\nsrc = \"docs\"\n", "docs/SUMMARY.md": "- [A](a.md)\n", "docs/a.md": "a"}, MdBookLayout, "docs", "book.toml", "docs/a.md"},
+		{"mdBook at the root", map[string]string{"book.toml": "[book]\nsrc = \".\"\n", "SUMMARY.md": "- [A](a.md)\n", "a.md": "a"}, MdBookLayout, ".", "book.toml", "a.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, tt.files)
+			b, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Layout != tt.layout || b.Src != tt.src || b.ConfigFile != tt.conf || b.SummaryFile != path.Join(tt.src, "SUMMARY.md") {
+				t.Errorf("layout %v, Src %q, ConfigFile %q, SummaryFile %q; want %v, %q, %q", b.Layout, b.Src, b.ConfigFile, b.SummaryFile, tt.layout, tt.src, tt.conf)
+			}
+			if got := b.Chapters[0].File(); got != tt.first {
+				t.Errorf("first chapter %s, want %s", got, tt.first)
+			}
+			if want := filepath.Join(b.Root, filepath.FromSlash(tt.src)); b.Dir != want {
+				t.Errorf("Dir %s, want %s", b.Dir, want)
 			}
 		})
 	}
@@ -241,6 +309,9 @@ func configOutline(c *Config) string {
 	}
 	for l, p := range c.HideLines {
 		fmt.Fprintf(&b, "hidelines %s=%s\n", l, p)
+	}
+	if c.Src != "" {
+		fmt.Fprintf(&b, "src: %s @%d\n", c.Src, c.SrcLine)
 	}
 	for _, r := range c.Redirects {
 		fmt.Fprintf(&b, "redirect %s -> %s @%d\n", r.From, r.To, r.Line)

@@ -10,7 +10,8 @@ import (
 	"github.com/ownership-book/ownership/internal/diag"
 )
 
-// SummaryFile is the repository-relative path of the table of contents.
+// SummaryFile is the repository-relative path of the table of contents in
+// bookgen's layout (Book.SummaryFile is the loaded book's).
 const SummaryFile = "book/SUMMARY.md"
 
 // ParseSummary parses the text of book/SUMMARY.md in mdBook's format
@@ -47,7 +48,13 @@ const SummaryFile = "book/SUMMARY.md"
 // item, a numbered chapter after a suffix chapter, a link target that is a
 // URL or a folder or leaves book/, the same file listed twice.
 func ParseSummary(src []byte) (title string, items []*Item, err error) {
-	p := &summaryParser{seen: map[string]int{}, base: -1}
+	return parseSummary(src, "book")
+}
+
+// parseSummary is ParseSummary for the SUMMARY.md of the source folder dir
+// (a repository-relative slash path, see Book.Src).
+func parseSummary(src []byte, dir string) (title string, items []*Item, err error) {
+	p := &summaryParser{seen: map[string]int{}, base: -1, dir: dir}
 	lines := strings.Split(string(src), "\n")
 	inComment := false
 	for i := 0; i < len(lines); i++ {
@@ -84,7 +91,7 @@ func ParseSummary(src []byte) (title string, items []*Item, err error) {
 		}
 	}
 	if inComment {
-		return "", nil, diag.Errorf(SummaryFile, len(lines), "unterminated HTML comment")
+		return "", nil, diag.Errorf(path.Join(dir, "SUMMARY.md"), len(lines), "unterminated HTML comment")
 	}
 	return p.title, p.items, nil
 }
@@ -109,6 +116,8 @@ type summaryParser struct {
 	stack []openItem
 	// seen maps a chapter path to the line that listed it.
 	seen map[string]int
+	// dir is the source folder, repository-relative ("book").
+	dir string
 }
 
 type openItem struct {
@@ -124,7 +133,7 @@ type openItem struct {
 }
 
 func (p *summaryParser) errorf(format string, args ...any) error {
-	return diag.Errorf(SummaryFile, p.line, format, args...)
+	return diag.Errorf(path.Join(p.dir, "SUMMARY.md"), p.line, format, args...)
 }
 
 func (p *summaryParser) parseLine(indent int, rest string) error {
@@ -335,7 +344,7 @@ func (p *summaryParser) link(s string) (*Item, error) {
 		return nil, err
 	}
 	if prev, ok := p.seen[clean]; ok {
-		return nil, p.errorf("chapter file book/%s is already listed at line %d; each file may appear once", clean, prev)
+		return nil, p.errorf("chapter file %s is already listed at line %d; each file may appear once", path.Join(p.dir, clean), prev)
 	}
 	p.seen[clean] = p.line
 	it.Path = clean
@@ -358,17 +367,17 @@ func (p *summaryParser) chapterPath(target string) (string, error) {
 		return "", p.errorf("link target %q decodes to a file name that is not valid UTF-8; name chapter files in UTF-8", target)
 	}
 	if strings.Contains(u, "://") || strings.HasPrefix(u, "mailto:") {
-		return "", p.errorf("link target %q is a URL; a chapter is a .md file under book/", target)
+		return "", p.errorf("link target %q is a URL; a chapter is a .md file under %s/", target, p.dir)
 	}
 	if strings.HasSuffix(u, "/") || path.Base(u) == "." || path.Base(u) == ".." {
 		return "", p.errorf("link target %q names a folder; a chapter is a file (first/README.md)", target)
 	}
 	if strings.HasPrefix(u, "/") || strings.Contains(u, "\\") || strings.ContainsRune(u, 0) {
-		return "", p.errorf("link target %q must be a relative slash-separated path inside book/", target)
+		return "", p.errorf("link target %q must be a relative slash-separated path inside %s/", target, p.dir)
 	}
 	clean := path.Clean(u)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", p.errorf("link target %q escapes book/", target)
+		return "", p.errorf("link target %q escapes %s/", target, p.dir)
 	}
 	return clean, nil
 }

@@ -28,7 +28,7 @@ import (
 // Options say what to build and where.
 type Options struct {
 	// Root is the repository root: the folder holding go.mod and
-	// book/SUMMARY.md (see FindRoot).
+	// book/SUMMARY.md, or mdBook's book.toml (see FindRoot).
 	Root string
 	// Out is the output folder; a relative path is taken relative to Root.
 	// "" means "site".
@@ -286,34 +286,40 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 }
 
 // ErrNoRoot is returned by FindRoot when no folder up from the start holds
-// go.mod and a book (book/SUMMARY.md or book/book.toml).
-var ErrNoRoot = errors.New("no repository root (a folder with go.mod and book/SUMMARY.md) here or above")
+// a book in either layout.
+var ErrNoRoot = errors.New("no repository root here or above (a folder with go.mod and book/SUMMARY.md, or with mdBook's book.toml)")
 
-// FindRoot walks up from dir to the first folder that holds go.mod and a
-// book/ folder with SUMMARY.md or book.toml, and returns its absolute path.
-// book.toml is optional, as book.Load treats it (mdBook's defaults apply);
-// a book/ folder with only book.toml is still taken, so that book.Load can
-// say that SUMMARY.md is missing.
+// FindRoot walks up from dir to the first folder that holds a book and
+// returns its absolute path. Two layouts are taken (see book.Layout):
+//
+//   - bookgen's: go.mod and a book/ folder with SUMMARY.md or book.toml
+//     (book.toml is optional, as book.Load treats it; a book/ folder with
+//     only book.toml is still taken, so that book.Load can say that
+//     SUMMARY.md is missing);
+//   - mdBook's: book.toml in the folder itself, go.mod optional. A
+//     book/ folder without SUMMARY.md and book.toml beside it is mdBook's
+//     output, not a book; the book/ folder of bookgen's layout (holding
+//     book.toml, its parent go.mod) is not taken for an mdBook book.
 func FindRoot(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
 	start := dir
-	mdBook := "" // the first folder up with mdBook's layout, for the error
 	for {
-		if isFile(filepath.Join(dir, "go.mod")) &&
-			(isFile(filepath.Join(dir, "book", "SUMMARY.md")) || isFile(filepath.Join(dir, "book", "book.toml"))) {
-			return dir, nil
-		}
-		if mdBook == "" && isFile(filepath.Join(dir, "book.toml")) && isFile(filepath.Join(dir, "src", "SUMMARY.md")) {
-			mdBook = dir
+		switch book.LayoutOf(dir) {
+		case book.BookgenLayout:
+			if isFile(filepath.Join(dir, "go.mod")) {
+				return dir, nil
+			}
+		case book.MdBookLayout:
+			parent := filepath.Dir(dir)
+			if !(filepath.Base(dir) == "book" && isFile(filepath.Join(parent, "go.mod")) && book.LayoutOf(parent) == book.BookgenLayout) {
+				return dir, nil
+			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			if mdBook != "" {
-				return "", fmt.Errorf("%s: %w; %s has mdBook's layout (book.toml and src/SUMMARY.md): move book.toml and the files of src/ into a folder book/ beside go.mod (see the README, \"Coming from mdBook\")", start, ErrNoRoot, mdBook)
-			}
 			return "", fmt.Errorf("%s: %w", start, ErrNoRoot)
 		}
 		dir = parent

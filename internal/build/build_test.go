@@ -2,6 +2,7 @@ package build
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,15 +118,7 @@ func writeRepo(t *testing.T, files map[string]string) string {
 	root := t.TempDir()
 	files["go.mod"] = "module example.com/x\n\ngo 1.26\n"
 	files["book/book.toml"] = "[book]\ntitle = \"X\"\n"
-	for name, data := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, root, files)
 	return root
 }
 
@@ -269,66 +262,109 @@ func TestOutputInsideSourcesRefused(t *testing.T) {
 	}
 }
 
-// TestMdBookBook builds a book laid out as mdBook's user guide is, once
-// its files are moved into book/: an mdBook book.toml (keys bookgen does
-// not read come back as warnings, not errors), README chapters, a 404.md,
-// a redirect and includes of every kind.
+// TestMdBookBook builds a book laid out as mdBook's user guide is, in its
+// original layout (book.toml at the root, chapters in src/, no go.mod,
+// mdBook's output folder book/ beside them) and once its files are moved
+// into book/ beside go.mod: an mdBook book.toml (keys bookgen does not read
+// come back as warnings, not errors), README chapters, a 404.md, a
+// redirect and includes of every kind. Both give the same site, and
+// mdBook's output folder is left alone.
 func TestMdBookBook(t *testing.T) {
-	root := writeRepo(t, map[string]string{
-		"book/SUMMARY.md":       "# Summary\n\n[Introduction](README.md)\n\n- [Guide](guide/README.md)\n    - [Reading\n      books](guide/reading.md)\n",
-		"book/README.md":        "# Introduction\n\nSee [reading](guide/reading.html#reading-books) and the [guide](guide/README.md).\n\n> [!TIP]\n> Use search.\n",
-		"book/guide/README.md":  "# Guide\n\n```rust\n{{#rustdoc_include ../ex.rs:body}}\n```\n",
-		"book/guide/reading.md": "{{#title Reading}}\n# Reading books {#reading-books .x}\n\n{{#include ../ex.rs::}}\n",
-		"book/ex.rs":            "fn main() {\n    // ANCHOR: body\n    println!(\"hi\");\n    // ANCHOR_END: body\n}\n",
-		"book/404.md":           "# Lost\n\n[Home](README.md)\n",
-	})
-	if err := os.WriteFile(filepath.Join(root, "book", "book.toml"), []byte("[book]\ntitle = \"X\"\nsrc = \"src\"\n\n[output.html]\nsite-url = \"/x/\"\nmathjax-support = true\n\n[output.html.redirect]\n\"/old.html\" = \"guide/index.html\"\n"), 0o644); err != nil {
-		t.Fatal(err)
+	chapters := map[string]string{
+		"SUMMARY.md":       "# Summary\n\n[Introduction](README.md)\n\n- [Guide](guide/README.md)\n    - [Reading\n      books](guide/reading.md)\n",
+		"README.md":        "# Introduction\n\nSee [reading](guide/reading.html#reading-books) and the [guide](guide/README.md).\n\n> [!TIP]\n> Use search.\n",
+		"guide/README.md":  "# Guide\n\n```rust\n{{#rustdoc_include ../ex.rs:body}}\n```\n",
+		"guide/reading.md": "{{#title Reading}}\n# Reading books {#reading-books .x}\n\n{{#include ../ex.rs::}}\n",
+		"ex.rs":            "fn main() {\n    // ANCHOR: body\n    println!(\"hi\");\n    // ANCHOR_END: body\n}\n",
+		"404.md":           "# Lost\n\n[Home](README.md)\n",
 	}
-	opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
-	opt.Verify.CacheDir = t.TempDir()
-	res, err := Build(t.Context(), opt)
-	if err != nil {
-		t.Fatalf("Build: %v", err)
+	toml := func(src string) string {
+		return "[book]\ntitle = \"X\"\n" + src + "\n[output.html]\nsite-url = \"/x/\"\nmathjax-support = true\n\n[output.html.redirect]\n\"/old.html\" = \"guide/index.html\"\n"
 	}
-	var warnings []string
-	for _, w := range res.Warnings {
-		warnings = append(warnings, w.Error())
-	}
-	all := strings.Join(warnings, "\n")
-	for _, want := range []string{"book/book.toml:3: src = \"src\" is not used", "book/book.toml:7: key output.html.mathjax-support is not used by bookgen"} {
-		if !strings.Contains(all, want) {
-			t.Errorf("warnings lack %q:\n%s", want, all)
-		}
-	}
-	for file, want := range map[string]string{
-		"index.html":         `<blockquote class="blockquote-tag blockquote-tag-tip">`,
-		"guide/index.html":   `println`,
-		"guide/reading.html": `<title>Reading · X</title>`,
-		"404.html":           `<a href="/x/index.html">Home</a>`,
-		"old.html":           `url=guide/index.html`,
-		"_redirects":         "/x/old.html /x/guide/index.html 301",
+	for _, layout := range []struct {
+		name, dir, conf, src string
+		goMod                bool
+	}{
+		{"mdBook's", "src", "book.toml", "src = \"src\"\n", false},
+		{"mdBook's, src unset", "src", "book.toml", "", false},
+		{"moved into book/", "book", "book/book.toml", "", true},
 	} {
-		data, err := os.ReadFile(filepath.Join(res.Out, filepath.FromSlash(file)))
-		if err != nil || !strings.Contains(string(data), want) {
-			t.Errorf("%s lacks %q (%v)", file, want, err)
-		}
-	}
-	if data, _ := os.ReadFile(filepath.Join(res.Out, "guide", "index.html")); strings.Contains(string(data), "fn main") {
-		t.Errorf("guide/index.html shows the rustdoc_include's hidden lines")
-	}
-	for _, gone := range []string{"README.html", "guide/README.html", "sitemap.xml"} {
-		if _, err := os.Stat(filepath.Join(res.Out, filepath.FromSlash(gone))); err == nil {
-			t.Errorf("%s was written", gone)
-		}
+		t.Run(layout.name, func(t *testing.T) {
+			root := t.TempDir()
+			files := map[string]string{layout.conf: toml(layout.src)}
+			for name, data := range chapters {
+				files[layout.dir+"/"+name] = data
+			}
+			if layout.goMod {
+				files["go.mod"] = "module example.com/x\n\ngo 1.26\n"
+			} else {
+				files["book/index.html"] = "mdBook's output"
+			}
+			writeFiles(t, root, files)
+			if got, err := FindRoot(filepath.Join(root, layout.dir, "guide")); err != nil || got != root {
+				t.Errorf("FindRoot = %q, %v; want %s", got, err, root)
+			}
+			opt := Options{Root: root}
+			opt.Verify.CacheDir = t.TempDir()
+			opt.Verify.GoCmd = filepath.Join(t.TempDir(), "no-go") // no go process may start
+			res, err := Build(t.Context(), opt)
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			if res.Out != filepath.Join(root, "site") {
+				t.Errorf("site written to %s", res.Out)
+			}
+			var warnings []string
+			for _, w := range res.Warnings {
+				warnings = append(warnings, w.Error())
+			}
+			all := strings.Join(warnings, "\n")
+			line := 7
+			if layout.src == "" {
+				line = 6
+			}
+			if want := fmt.Sprintf("%s:%d: key output.html.mathjax-support is not used by bookgen", layout.conf, line); !strings.Contains(all, want) {
+				t.Errorf("warnings lack %q:\n%s", want, all)
+			}
+			if strings.Contains(all, "src =") {
+				t.Errorf("src warned about:\n%s", all)
+			}
+			for file, want := range map[string]string{
+				"index.html":         `<blockquote class="blockquote-tag blockquote-tag-tip">`,
+				"guide/index.html":   `println`,
+				"guide/reading.html": `<title>Reading · X</title>`,
+				"404.html":           `<a href="/x/index.html">Home</a>`,
+				"old.html":           `url=guide/index.html`,
+				"_redirects":         "/x/old.html /x/guide/index.html 301",
+			} {
+				data, err := os.ReadFile(filepath.Join(res.Out, filepath.FromSlash(file)))
+				if err != nil || !strings.Contains(string(data), want) {
+					t.Errorf("%s lacks %q (%v)", file, want, err)
+				}
+			}
+			if data, _ := os.ReadFile(filepath.Join(res.Out, "guide", "index.html")); strings.Contains(string(data), "fn main") {
+				t.Errorf("guide/index.html shows the rustdoc_include's hidden lines")
+			}
+			for _, gone := range []string{"README.html", "guide/README.html", "sitemap.xml", "book.toml", "src"} {
+				if _, err := os.Stat(filepath.Join(res.Out, filepath.FromSlash(gone))); err == nil {
+					t.Errorf("%s was written", gone)
+				}
+			}
+			if !layout.goMod {
+				entries, _ := os.ReadDir(filepath.Join(root, "book"))
+				data, _ := os.ReadFile(filepath.Join(root, "book", "index.html"))
+				if len(entries) != 1 || string(data) != "mdBook's output" {
+					t.Errorf("mdBook's output folder book/ was changed: %d files, index.html %q", len(entries), data)
+				}
+			}
+		})
 	}
 }
 
-// TestFindRootNamesMdBookLayout checks that bookgen started in an mdBook
-// book (book.toml and src/SUMMARY.md) says what to move.
-func TestFindRootNamesMdBookLayout(t *testing.T) {
-	root := t.TempDir()
-	for name, data := range map[string]string{"go.mod": "module x\n", "book.toml": "[book]\n", "src/SUMMARY.md": "- [A](a.md)\n"} {
+// writeFiles writes files (slash paths relative to root) under root.
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -337,8 +373,83 @@ func TestFindRootNamesMdBookLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := FindRoot(filepath.Join(root, "src"))
-	if !errors.Is(err, ErrNoRoot) || !strings.Contains(err.Error(), "has mdBook's layout") || !strings.Contains(err.Error(), "move book.toml and the files of src/ into a folder book/") {
-		t.Fatalf("FindRoot err = %v, want ErrNoRoot naming mdBook's layout", err)
+}
+
+// TestFindRootLayouts checks which folder FindRoot takes, walking up from
+// a start folder: bookgen's layout (go.mod and book/SUMMARY.md or
+// book/book.toml), mdBook's (book.toml, go.mod optional), not mdBook's
+// output folder book/ (no SUMMARY.md, no book.toml) and not the book/
+// folder of bookgen's layout for an mdBook book of its own.
+func TestFindRootLayouts(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files []string
+		start string // relative to the temporary folder
+		root  string // "" when FindRoot must fail with ErrNoRoot
+	}{
+		{"bookgen's", []string{"r/go.mod", "r/book/SUMMARY.md"}, "r/book/sub", "r"},
+		{"bookgen's from book/ holding book.toml", []string{"r/go.mod", "r/book/book.toml", "r/book/SUMMARY.md"}, "r/book", "r"},
+		{"bookgen's with src", []string{"r/go.mod", "r/book/book.toml", "r/book/src/SUMMARY.md"}, "r/book/src", "r"},
+		{"mdBook's without go.mod", []string{"r/book.toml", "r/src/SUMMARY.md"}, "r/src", "r"},
+		{"mdBook's with go.mod", []string{"r/go.mod", "r/book.toml", "r/src/SUMMARY.md"}, "r/src", "r"},
+		{"mdBook's from its output folder", []string{"r/book.toml", "r/src/SUMMARY.md", "r/book/index.html", "r/book/css/x.css"}, "r/book/css", "r"},
+		{"mdBook's output beside go.mod is no bookgen book", []string{"r/go.mod", "r/book.toml", "r/src/SUMMARY.md", "r/book/index.html"}, "r/book", "r"},
+		{"book/SUMMARY.md without go.mod", []string{"r/book/SUMMARY.md"}, "r/book", ""},
+		{"nothing", []string{"r/x/y.md"}, "r/x", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			files := map[string]string{}
+			for _, f := range tt.files {
+				files[f] = "x\n"
+			}
+			writeFiles(t, tmp, files)
+			if err := os.MkdirAll(filepath.Join(tmp, filepath.FromSlash(tt.start)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			got, err := FindRoot(filepath.Join(tmp, filepath.FromSlash(tt.start)))
+			if tt.root == "" {
+				if !errors.Is(err, ErrNoRoot) {
+					t.Errorf("FindRoot = %q, %v; want ErrNoRoot", got, err)
+				}
+				return
+			}
+			if want := filepath.Join(tmp, tt.root); err != nil || got != want {
+				t.Errorf("FindRoot = %q, %v; want %s", got, err, want)
+			}
+		})
+	}
+}
+
+// TestMdBookTranscriptWithoutGoMod checks that an mdBook book without
+// go.mod whose chapter runs a Go program fails at the transcript's line,
+// saying go.mod is missing, without starting a go process, and leaves the
+// last good site.
+func TestMdBookTranscriptWithoutGoMod(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"book.toml":      "[book]\ntitle = \"X\"\n",
+		"src/SUMMARY.md": "- [A](a.md)\n- [B](b/b.md)\n",
+		"src/a.md":       "# A\n\n```go\nx := 1\n```\n",
+		"src/b/b.md":     "# B\n\n```go\npackage main\n\nfunc main() {}\n```\n",
+	})
+	opt := Options{Root: root}
+	opt.Verify.CacheDir = t.TempDir()
+	opt.Verify.GoCmd = filepath.Join(t.TempDir(), "no-go")
+	if _, err := Build(t.Context(), opt); err == nil || !strings.Contains(err.Error(), "src/b/b.md:3: a go block that is a whole file") || !strings.Contains(err.Error(), "no go.mod in") {
+		t.Fatalf("Build: %v; want the whole-file go block refused for want of go.mod", err)
+	}
+	// A fragment parses in process: without the whole file, it builds.
+	writeFiles(t, root, map[string]string{"src/b/b.md": "# B\n"})
+	if _, err := Build(t.Context(), opt); err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	writeFiles(t, root, map[string]string{"src/b/b.md": "# B\n\nRun it:\n\n```console\n$ go run ./examples/hello\nhello\n```\n"})
+	_, err := Build(t.Context(), opt)
+	if err == nil || !strings.HasPrefix(err.Error(), "src/b/b.md:6: $ go run ./examples/hello: a transcript's commands run in a Go module, but there is no go.mod in "+root+" or above") {
+		t.Fatalf("Build: %v; want the transcript refused at src/b/b.md:6 for want of go.mod", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "site", "b", "b.html")); err != nil {
+		t.Errorf("the last good site is gone: %v", err)
 	}
 }

@@ -133,7 +133,7 @@ func Expand(b *book.Book, ch *book.Item) (*Doc, error) {
 // ExpandContext is Expand, stopping with ctx.Err() once ctx is done.
 func ExpandContext(ctx context.Context, b *book.Book, ch *book.Item) (*Doc, error) {
 	if ch.Path == "" {
-		return nil, diag.Errorf(book.SummaryFile, ch.Line, "chapter %q is a draft: nothing to expand", ch.Title)
+		return nil, diag.Errorf(b.SummaryFile, ch.Line, "chapter %q is a draft: nothing to expand", ch.Title)
 	}
 	realRoot, err := filepath.EvalSymlinks(b.Root)
 	if err != nil {

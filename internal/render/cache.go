@@ -94,7 +94,7 @@ func (r *Renderer) cacheKey(d *expand.Doc) string {
 
 // bookHash hashes what every page of the book is made from besides its own
 // Markdown: the set of chapters (links are checked against it), the
-// repository URL and the root. It is computed once per Renderer, so that
+// repository URL, the root and the source folder. It is computed once per Renderer, so that
 // a cache key costs the size of its chapter, not of the book.
 func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 	h := sha256.New()
@@ -106,7 +106,7 @@ func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 	for _, p := range names {
 		fmt.Fprintf(h, "ch:%s\x00", p)
 	}
-	fmt.Fprintf(h, "repo:%s\x00root:%s", b.Config.Repository, b.Root)
+	fmt.Fprintf(h, "repo:%s\x00root:%s\x00src:%s", b.Config.Repository, b.Root, b.Src)
 	langs := make([]string, 0, len(b.Config.HideLines))
 	for l := range b.Config.HideLines {
 		langs = append(langs, l)
@@ -125,7 +125,7 @@ func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 // reported as missing (an error wrapping ErrOutside): the site stage does
 // not publish such a file, so a link to it would be broken.
 func (r *Renderer) stat(repoPath string) (fs.FileInfo, error) {
-	fi, err := statInside(r.book.Root, repoPath)
+	fi, err := statInside(r.book, repoPath)
 	r.probe("stat:"+repoPath, statString(fi, err))
 	return fi, err
 }
@@ -134,15 +134,18 @@ func (r *Renderer) stat(repoPath string) (fs.FileInfo, error) {
 // link takes outside the repository.
 var ErrOutside = errors.New("resolves outside the repository")
 
-// ErrNotPublished is returned (wrapped) for a path under book/ that the
+// ErrNotPublished is returned (wrapped) for a path in the source folder
+// (book/) that the
 // site stage does not copy: a hidden file or folder (".name") or an
 // editor's leftover (book.Scratch).
 var ErrNotPublished = errors.New("is not published")
 
-// statInside is os.Stat of root/repoPath, refusing a path whose real
-// location (symbolic links resolved) is outside root's.
-func statInside(root, repoPath string) (fs.FileInfo, error) {
-	if rest, ok := strings.CutPrefix(repoPath, "book/"); ok {
+// statInside is os.Stat of b.Root/repoPath, refusing a path whose real
+// location (symbolic links resolved) is outside the root's, and a path in
+// the source folder that the site stage does not copy (ErrNotPublished).
+func statInside(b *book.Book, repoPath string) (fs.FileInfo, error) {
+	root := b.Root
+	if rest, ok := b.InSrc(repoPath); ok {
 		for _, part := range strings.Split(rest, "/") {
 			if strings.HasPrefix(part, ".") || book.Scratch(part) {
 				return nil, fmt.Errorf("%s: %w", repoPath, ErrNotPublished)
@@ -194,7 +197,7 @@ func (r *Renderer) reprobe(name string) string {
 	kind, p, _ := strings.Cut(name, ":")
 	switch kind {
 	case "stat":
-		fi, err := statInside(r.book.Root, p)
+		fi, err := statInside(r.book, p)
 		return statString(fi, err)
 	case "main":
 		data, err := os.ReadFile(filepath.Join(r.book.Root, filepath.FromSlash(p)))

@@ -61,7 +61,7 @@ func (r *Renderer) claimsKey(h hash.Hash, d *expand.Doc) {
 // chapter's author wrote, in the order verify counts them). count holds
 // the page's links per function so far.
 func (r *Renderer) markClaim(chPath string, n *ast.Link, generated bool, count map[string]int) {
-	file, fn, ok := verify.ClaimTarget(chPath, string(n.Destination))
+	file, fn, ok := verify.ClaimTarget(r.book.RepoPath(chPath), string(n.Destination))
 	if !ok {
 		return
 	}
@@ -170,7 +170,7 @@ func (r *Renderer) checksTable(chPath string) []string {
 	if len(r.claims.all) == 0 {
 		return []string{"", "*No chapter names a check.*", ""}
 	}
-	dir := path.Dir("book/" + chPath)
+	dir := path.Dir(r.book.RepoPath(chPath))
 	out := []string{"", "| Claim | Chapter | Check | Package |", "| --- | --- | --- | --- |"}
 	all := r.claims.all
 	for i := 0; i < len(all); {
@@ -191,7 +191,7 @@ func (r *Renderer) checksTable(chPath string) []string {
 		}
 		c := all[i]
 		out = append(out, fmt.Sprintf("| %s | [%s](%s#%s) | %s | %s |",
-			escapeMarkdown(c.Text), escapeMarkdown(c.ChapterTitle), relPath(dir, "book/"+c.Chapter), c.ID,
+			escapeMarkdown(c.Text), escapeMarkdown(c.ChapterTitle), relPath(dir, r.book.RepoPath(c.Chapter)), c.ID,
 			strings.Join(checks, " "), strings.Join(pkgs, " ")))
 		i = j
 	}

@@ -313,11 +313,11 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {
 		return dest, nil, nil // absolute, site-absolute or unparsable: leave alone
 	}
-	repoPath := path.Join(path.Dir("book/"+chPath), u.Path)
+	repoPath := path.Join(path.Dir(r.book.RepoPath(chPath)), u.Path)
 	if repoPath == ".." || strings.HasPrefix(repoPath, "../") {
 		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q leaves the repository", dest)}
 	}
-	if bookPath, ok := strings.CutPrefix(repoPath, "book/"); ok {
+	if bookPath, ok := r.book.InSrc(repoPath); ok {
 		if ch, ok := r.pages[bookPath]; ok && !r.chapters[bookPath] {
 			// A link to a chapter's page ("chapter_1.html#x"), as
 			// mdBook authors may write: checked like one to its file.
@@ -325,7 +325,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		}
 		if strings.HasSuffix(bookPath, ".md") || r.chapters[bookPath] {
 			if !r.chapters[bookPath] {
-				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names book/%s, which is not a chapter in SUMMARY.md", dest, bookPath)}
+				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which is not a chapter in SUMMARY.md", dest, repoPath)}
 			}
 			// The chapter's page, where book.HTMLPath puts it:
 			// "a/b.md" is "a/b.html", "a/README.md" is "a/index.html".
@@ -440,16 +440,16 @@ func packageName(src []byte) string {
 	return ""
 }
 
-// checkImage accepts an image that is a URL or a file under book/ (the
-// site stage copies those); anything else would be missing from the site.
+// checkImage accepts an image that is a URL or a file of the source folder
+// (book/; the site stage copies those); anything else would be missing from the site.
 func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 	u, err := url.Parse(dest)
 	if dest == "" || err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {
 		return nil
 	}
-	repoPath := path.Join(path.Dir("book/"+chPath), u.Path)
-	if !strings.HasPrefix(repoPath, "book/") {
-		return &diag.Error{Msg: fmt.Sprintf("image %q is outside book/; only files under book/ are copied to the site", dest)}
+	repoPath := path.Join(path.Dir(r.book.RepoPath(chPath)), u.Path)
+	if _, ok := r.book.InSrc(repoPath); !ok {
+		return &diag.Error{Msg: fmt.Sprintf("image %q is outside %s/; only files under %s/ are copied to the site", dest, r.book.RepoPath(""), r.book.RepoPath(""))}
 	}
 	if r.book.Root != "" {
 		if _, err := r.stat(repoPath); err != nil {

@@ -1,5 +1,6 @@
 // Package serve is bookgen's live server: it builds the book, serves the
-// output folder over HTTP, watches book/, examples/ and theme/ (with
+// output folder over HTTP, watches the book's source folder (book/, or
+// src/ and book.toml in mdBook's layout; see Watched), examples/ and theme/ (with
 // fsnotify, recursively, new folders included), rebuilds after a burst of
 // changes has settled, and tells open pages to reload through Server-Sent
 // Events. A failed rebuild keeps the last good site on disk and in the

@@ -199,6 +199,7 @@ func TestInject(t *testing.T) {
 
 func TestRelevant(t *testing.T) {
 	w := &watcher{root: "/r", out: "/r/site"}
+	w.dirs, w.files, w.all = Watched(w.root)
 	cases := map[string]bool{
 		"/r/book/ch.md":               true,
 		"/r/examples/x/main.go":       true,
@@ -223,6 +224,50 @@ func TestRelevant(t *testing.T) {
 		if _, got := w.relevant(p); got != want {
 			t.Errorf("relevant(%s) = %v, want %v", p, got, want)
 		}
+	}
+}
+
+// TestWatchedLayouts checks what serve watches in each layout: the source
+// folder and book.toml's, not mdBook's output folder book/.
+func TestWatchedLayouts(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files map[string]string
+		yes   []string
+		no    []string
+	}{
+		{"bookgen's with src", map[string]string{"go.mod": "", "book/book.toml": "[book]\nsrc = \"src\"\n", "book/src/SUMMARY.md": ""},
+			[]string{"book/book.toml", "book/src/a.md", "examples/x/x.go", "go.mod"}, []string{"src/a.md", "book.toml"}},
+		{"mdBook's", map[string]string{"book.toml": "[book]\n", "src/SUMMARY.md": "", "book/index.html": ""},
+			[]string{"book.toml", "src/a.md", "src/img/x.png", "theme/page.html"}, []string{"book/index.html", "book/a.html", "site/a.html", "README.md"}},
+		{"mdBook's, src = \".\"", map[string]string{"book.toml": "[book]\nsrc = \".\"\n", "SUMMARY.md": ""},
+			[]string{"book.toml", "a.md", "img/x.png"}, []string{"site/a.html", ".git/x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, data := range tt.files {
+				p := filepath.Join(root, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w := &watcher{root: root, out: filepath.Join(root, "site")}
+			w.dirs, w.files, w.all = Watched(root)
+			for _, want := range []bool{true, false} {
+				list := tt.yes
+				if !want {
+					list = tt.no
+				}
+				for _, p := range list {
+					if _, got := w.relevant(filepath.Join(root, filepath.FromSlash(p))); got != want {
+						t.Errorf("relevant(%s) = %v, want %v (watching %v, %v)", p, got, want, w.dirs, w.files)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -15,11 +15,40 @@ import (
 )
 
 // Watched lists what a change to rebuilds for: these folders of the
-// repository root, recursively, and these files in the root itself.
+// repository root, recursively, and these files in the root itself,
+// besides the book's own (see Watched).
 var (
-	WatchedDirs  = []string{"book", "examples", "theme"}
+	WatchedDirs  = []string{"examples", "theme"}
 	WatchedFiles = []string{"go.mod", "go.sum", NetlifyFile}
 )
+
+// Watched returns what a change to rebuilds for in the book at root:
+// repository-relative folders, watched recursively (the top folder of the
+// source folder and of book.toml's: book/ in bookgen's layout, src/ in
+// mdBook's, then WatchedDirs), and files of the root (book.toml in mdBook's
+// layout, then WatchedFiles). all is set, and dirs holds ".", when the
+// source folder is the root itself (mdBook's src = "."): every file of the
+// root counts. mdBook's output folder book/ is otherwise not watched.
+func Watched(root string) (dirs, files []string, all bool) {
+	l, _, src, _, err := book.Locate(root)
+	if err != nil {
+		src = l.ConfDir() // book.Load will say what is wrong with src
+	}
+	for _, d := range []string{l.ConfDir(), src} {
+		top, _, _ := strings.Cut(d, "/")
+		if top == "." && d != src {
+			continue
+		}
+		all = all || top == "."
+		if !slices.Contains(dirs, top) {
+			dirs = append(dirs, top)
+		}
+	}
+	if l == book.MdBookLayout {
+		files = append(files, "book.toml")
+	}
+	return append(dirs, WatchedDirs...), append(files, WatchedFiles...), all
+}
 
 // watcher reports changes under the watched folders of a repository,
 // either from fsnotify or, with a poll interval, by comparing every watched
@@ -31,6 +60,9 @@ type watcher struct {
 	poll time.Duration     // > 0 when polling
 	root string
 	out  string // the output folder: never watched
+	// dirs, files and all are Watched(root).
+	dirs, files []string
+	all         bool
 	// first is the polling watcher's first snapshot, taken when it is
 	// made, before the first build, so that no edit falls between the two.
 	first map[string]fileStamp
@@ -38,6 +70,7 @@ type watcher struct {
 
 func newWatcher(root, out string, poll time.Duration) (*watcher, error) {
 	w := &watcher{root: root, out: out, poll: poll}
+	w.dirs, w.files, w.all = Watched(root)
 	if poll > 0 {
 		w.first = w.snapshot()
 		return w, nil
@@ -52,7 +85,7 @@ func newWatcher(root, out string, poll time.Duration) (*watcher, error) {
 		fw.Close()
 		return nil, err
 	}
-	for _, d := range WatchedDirs {
+	for _, d := range w.dirs {
 		w.addTree(filepath.Join(root, d))
 	}
 	return w, nil
@@ -101,11 +134,13 @@ func (w *watcher) relevant(p string) (string, bool) {
 		return "", false
 	}
 	top, _, nested := strings.Cut(rel, "/")
-	if !nested {
-		if !slices.Contains(WatchedFiles, top) && !slices.Contains(WatchedDirs, top) {
+	switch {
+	case w.all:
+	case !nested:
+		if !slices.Contains(w.files, top) && !slices.Contains(w.dirs, top) {
 			return "", false
 		}
-	} else if !slices.Contains(WatchedDirs, top) {
+	case !slices.Contains(w.dirs, top):
 		return "", false
 	}
 	for _, part := range strings.Split(rel, "/") {
@@ -213,13 +248,13 @@ func (w *watcher) snapshot() map[string]fileStamp {
 			m[rel] = fileStamp{mod: fi.ModTime(), size: fi.Size(), dir: fi.IsDir()}
 		}
 	}
-	for _, f := range WatchedFiles {
+	for _, f := range w.files {
 		p := filepath.Join(w.root, f)
 		if fi, err := os.Stat(p); err == nil {
 			stamp(p, fi)
 		}
 	}
-	for _, d := range WatchedDirs {
+	for _, d := range w.dirs {
 		_ = filepath.WalkDir(filepath.Join(w.root, d), func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return nil

@@ -31,11 +31,11 @@ func checkLinks(b *book.Book, pages []*render.Page, c *idCache) error {
 		for _, l := range pg.Links {
 			set, ok := ids[l.Target]
 			if !ok {
-				errs = append(errs, &diag.Error{File: l.File, Line: l.Line, Msg: fmt.Sprintf("link to book/%s, which is not a chapter", l.Target)})
+				errs = append(errs, &diag.Error{File: l.File, Line: l.Line, Msg: fmt.Sprintf("link to %s, which is not a chapter", b.RepoPath(l.Target))})
 				continue
 			}
 			if l.Fragment != "" && !set[l.Fragment] {
-				errs = append(errs, &diag.Error{File: l.File, Line: l.Line, Msg: fmt.Sprintf("link to book/%s#%s: the page has no element with id %q", l.Target, l.Fragment, l.Fragment)})
+				errs = append(errs, &diag.Error{File: l.File, Line: l.Line, Msg: fmt.Sprintf("link to %s#%s: the page has no element with id %q", b.RepoPath(l.Target), l.Fragment, l.Fragment)})
 			}
 		}
 	}

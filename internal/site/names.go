@@ -21,18 +21,18 @@ var reserved = map[string]string{
 // first chapter is index.md or README.md, 404.html, print.html), and no two
 // chapters share a page (README.md and index.md in one folder are both its
 // index.html, mdBook's rule). Problems are *diag.Error values naming
-// book/SUMMARY.md and, for a chapter, the line that lists it.
+// SUMMARY.md (Book.SummaryFile) and, for a chapter, the line that lists it.
 func CheckBook(b *book.Book) error {
 	if len(b.Chapters) == 0 {
-		return &diag.Error{File: "book/SUMMARY.md", Msg: "the book has no chapters"}
+		return &diag.Error{File: b.SummaryFile, Msg: "the book has no chapters"}
 	}
 	var errs diag.List
 	pages := map[string]*book.Item{}
 	for i, ch := range b.Chapters {
 		page := htmlPath(ch.Path)
 		if prev, ok := pages[page]; ok {
-			errs = append(errs, &diag.Error{File: "book/SUMMARY.md", Line: ch.Line,
-				Msg: fmt.Sprintf("chapter book/%s would be written to %s, the page of book/%s (line %d): a README.md is its folder's index.html, as in mdBook; rename one", ch.Path, page, prev.Path, prev.Line)})
+			errs = append(errs, &diag.Error{File: b.SummaryFile, Line: ch.Line,
+				Msg: fmt.Sprintf("chapter %s would be written to %s, the page of %s (line %d): a README.md is its folder's index.html, as in mdBook; rename one", ch.File(), page, prev.File(), prev.Line)})
 			continue
 		}
 		pages[page] = ch
@@ -41,10 +41,10 @@ func CheckBook(b *book.Book) error {
 			continue
 		}
 		errs = append(errs, &diag.Error{
-			File: "book/SUMMARY.md",
+			File: b.SummaryFile,
 			Line: ch.Line,
-			Msg: fmt.Sprintf("chapter book/%s would be written to %s, which is %s; rename the file",
-				ch.Path, page, what),
+			Msg: fmt.Sprintf("chapter %s would be written to %s, which is %s; rename the file",
+				ch.File(), page, what),
 		})
 	}
 	return errs.Err()

@@ -34,12 +34,12 @@ func writeRedirects(out siteFiles, b *book.Book) error {
 	var errs diag.List
 	for _, r := range b.Config.Redirects {
 		if pages[r.From] {
-			errs = append(errs, diag.Errorf(book.ConfigFile, r.Line, "redirect %q: /%s is the page of a chapter; remove the redirect or the chapter (mdBook refuses this too)", "/"+r.From, r.From))
+			errs = append(errs, diag.Errorf(b.ConfigFile, r.Line, "redirect %q: /%s is the page of a chapter; remove the redirect or the chapter (mdBook refuses this too)", "/"+r.From, r.From))
 			continue
 		}
 		u, err := url.Parse(r.To)
 		if err != nil {
-			errs = append(errs, diag.Errorf(book.ConfigFile, r.Line, "redirect %q: target %q: %v", "/"+r.From, r.To, err))
+			errs = append(errs, diag.Errorf(b.ConfigFile, r.Line, "redirect %q: target %q: %v", "/"+r.From, r.To, err))
 			continue
 		}
 		// The target as a path from the site root, when it is in the site.
@@ -54,7 +54,7 @@ func writeRedirects(out siteFiles, b *book.Book) error {
 				inSite = path.Join(inSite, "index.html")
 			}
 			if !pages[inSite] && !out.has(inSite) {
-				errs = append(errs, diag.Errorf(book.ConfigFile, r.Line, "redirect %q: target %q is /%s, which is no page of the site", "/"+r.From, r.To, inSite))
+				errs = append(errs, diag.Errorf(b.ConfigFile, r.Line, "redirect %q: target %q is /%s, which is no page of the site", "/"+r.From, r.To, inSite))
 				continue
 			}
 			abs = base + inSite

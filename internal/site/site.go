@@ -192,9 +192,10 @@ func defaultTheme(root string) fs.FS {
 }
 
 // checkOutput refuses output folders that would swallow the sources, or
-// sit inside them (book/, examples/, theme/): a site inside book/ would be
-// copied into the next build's site as one of the book's files, and serve
-// would watch its own output.
+// sit inside them (the source folder book/ or src/, examples/, theme/): a
+// site inside book/ would be copied into the next build's site as one of
+// the book's files, and serve would watch its own output. mdBook's output
+// folder book/ beside book.toml is no source.
 func checkOutput(b *book.Book, out string) error {
 	if b.Root == "" {
 		return nil
@@ -207,14 +208,19 @@ func checkOutputRoot(rootDir, out string) error {
 	if err != nil {
 		return err
 	}
-	for _, src := range []string{root, filepath.Join(root, "book"), filepath.Join(root, "examples"), filepath.Join(root, "theme"), filepath.Join(root, "internal"), filepath.Join(root, "cmd")} {
+	bookSrc := "book"
+	if _, _, s, _, err := book.Locate(root); err == nil {
+		bookSrc = s // else book.Load reports the problem
+	}
+	bookDir := filepath.Join(root, filepath.FromSlash(bookSrc))
+	for _, src := range []string{root, bookDir, filepath.Join(root, "examples"), filepath.Join(root, "theme"), filepath.Join(root, "internal"), filepath.Join(root, "cmd")} {
 		if out == src || within(src, out) {
 			return fmt.Errorf("output folder %s would replace the sources in %s", out, src)
 		}
 	}
-	for _, src := range []string{filepath.Join(root, "book"), filepath.Join(root, "examples"), filepath.Join(root, "theme")} {
+	for _, src := range []string{bookDir, filepath.Join(root, "examples"), filepath.Join(root, "theme")} {
 		if within(out, src) {
-			return fmt.Errorf("output folder %s is inside the sources in %s; choose a folder outside book/, examples/ and theme/", out, src)
+			return fmt.Errorf("output folder %s is inside the sources in %s; choose a folder outside %s/, examples/ and theme/", out, src, bookSrc)
 		}
 	}
 	return nil
@@ -352,8 +358,8 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	}
 	for _, ch := range b.Chapters {
 		if out.has(htmlPath(ch.Path)) {
-			return &diag.Error{File: "book/SUMMARY.md", Line: ch.Line,
-				Msg: fmt.Sprintf("chapter book/%s would be written to %s, which another file of the site has (a file of book/ or theme/static/)", ch.Path, htmlPath(ch.Path))}
+			return &diag.Error{File: b.SummaryFile, Line: ch.Line,
+				Msg: fmt.Sprintf("chapter %s would be written to %s, which another file of the site has (a file of %s/ or theme/static/)", ch.File(), htmlPath(ch.Path), b.RepoPath(""))}
 		}
 	}
 	shared := sharedInputs(tmplText, a, sb, servedAtRoot, outline)
@@ -538,7 +544,7 @@ func copyBookFiles(out siteFiles, b *book.Book, generated map[string]string) err
 	if b.Dir == "" {
 		return nil
 	}
-	c := &bookCopier{out: out, generated: generated, visiting: map[string]bool{}, chapters: map[string]bool{}}
+	c := &bookCopier{b: b, out: out, generated: generated, visiting: map[string]bool{}, chapters: map[string]bool{}}
 	for _, ch := range b.Chapters {
 		c.chapters[ch.Path] = true
 	}
@@ -568,7 +574,8 @@ type bookCopier struct {
 	chapters  map[string]bool // chapter files (book-relative), rendered rather than copied
 	generated map[string]string
 	realRoot  string
-	realBook  string          // real path of book/
+	b         *book.Book
+	realBook  string          // real path of the source folder (book/)
 	visiting  map[string]bool // real paths of the folders being walked
 	errs      diag.List
 }
@@ -594,7 +601,7 @@ func (c *bookCopier) walk(dir, rel string) error {
 		}
 		p := filepath.Join(dir, name)
 		r := path.Join(rel, name)
-		file := "book/" + r
+		file := c.b.RepoPath(r)
 		isDir := d.IsDir()
 		if d.Type()&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(p)
@@ -616,7 +623,7 @@ func (c *bookCopier) walk(dir, rel string) error {
 			}
 			isDir = fi.IsDir()
 			if isDir && (target == c.realBook || within(c.realBook, target)) {
-				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, a folder that holds book/ itself; link to the folder of the files to publish", target)})
+				c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("symbolic link to %s, a folder that holds %s/ itself; link to the folder of the files to publish", target, c.b.RepoPath(""))})
 				continue
 			}
 		} else if !isDir && !d.Type().IsRegular() {
@@ -628,7 +635,7 @@ func (c *bookCopier) walk(dir, rel string) error {
 			}
 			continue
 		}
-		if strings.HasSuffix(name, ".md") || r == "book.toml" || c.chapters[r] {
+		if strings.HasSuffix(name, ".md") || r == "book.toml" || file == c.b.ConfigFile || c.chapters[r] {
 			continue
 		}
 		if what, ok := c.generated[r]; ok {

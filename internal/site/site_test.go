@@ -40,6 +40,7 @@ func testBook(t *testing.T) (*book.Book, []*render.Page) {
 	b := &book.Book{
 		Root: root,
 		Dir:  filepath.Join(root, "book"),
+		Src:  "book", ConfigFile: book.ConfigFile, SummaryFile: book.SummaryFile,
 		Config: book.Config{
 			Title:           "Ownership",
 			Authors:         []string{"A", "B"},

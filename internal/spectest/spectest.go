@@ -73,7 +73,8 @@ func Load(t testing.TB, dir string) []*Case {
 }
 
 // WriteTree writes the case's sections whose names hold a "/" (repository
-// files such as book/ch.md) under root, and returns their names.
+// files such as book/ch.md; "./book.toml" for a file of the root itself)
+// under root, and returns their names.
 func (c *Case) WriteTree(t testing.TB, root string) []string {
 	t.Helper()
 	var names []string

@@ -166,6 +166,11 @@ func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, string, *diag.E
 		}
 		words[i] = w
 	}
+	if len(cmds) > 0 {
+		if err := v.needModule(d, blk.LineNos[cmds[0].Line], fmt.Sprintf("$ %s: a transcript's commands run", cmds[0].Text)); err != nil {
+			return nil, "", err
+		}
+	}
 	name := at(d, blk.Line)
 	if len(cmds) > 0 {
 		name = at(d, blk.LineNos[cmds[0].Line]) + ": $ " + cmds[0].Text
@@ -448,7 +453,8 @@ func (v *verifier) compileJob(d *expand.Doc, blk Block) job {
 		}
 		defer os.RemoveAll(tmp)
 		snippet := filepath.Join(tmp, "snippet.go")
-		virtual := filepath.Join(v.root, "book", "zz_bookgen_snippet.go")
+		rel := v.b.RepoPath("zz_bookgen_snippet.go")
+		virtual := filepath.Join(v.root, filepath.FromSlash(rel))
 		overlay := filepath.Join(tmp, "overlay.json")
 		ov, _ := json.Marshal(map[string]map[string]string{"Replace": {virtual: snippet}})
 		if err := errors.Join(os.WriteFile(snippet, []byte(src), 0o644), os.WriteFile(overlay, ov, 0o644)); err != nil {
@@ -459,8 +465,8 @@ func (v *verifier) compileJob(d *expand.Doc, blk Block) job {
 			// The file is named on the command line, as in "go run
 			// gen.go": it builds alone, and a "//go:build ignore"
 			// line (a generator's habit) does not exclude it.
-			{v.goCmd, "build", "-overlay", overlay, "-o", filepath.Join(tmp, "out"), "./book/zz_bookgen_snippet.go"},
-			{v.goCmd, "vet", "-overlay", overlay, "./book/zz_bookgen_snippet.go"},
+			{v.goCmd, "build", "-overlay", overlay, "-o", filepath.Join(tmp, "out"), "./" + rel},
+			{v.goCmd, "vet", "-overlay", overlay, "./" + rel},
 		} {
 			res, err := v.exec(ctx, Run{Args: args, Dir: v.root, Timeout: PackageTimeout})
 			if err != nil {

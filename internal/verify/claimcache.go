@@ -22,32 +22,32 @@ var claimLinkCache = struct {
 }{seed: maphash.MakeSeed(), entries: map[uint64]claimLinkEntry{}}
 
 type claimLinkEntry struct {
-	chPath string
+	chFile string
 	md     string
 	links  []claimLink
 }
 
 // claimLinksCached is scanClaimLinks through claimLinkCache. The links
 // returned are shared: callers must not modify them.
-func claimLinksCached(chPath string, md []byte) []claimLink {
+func claimLinksCached(chFile string, md []byte) []claimLink {
 	var h maphash.Hash
 	h.SetSeed(claimLinkCache.seed)
-	h.WriteString(chPath)
+	h.WriteString(chFile)
 	h.WriteByte(0)
 	h.Write(md)
 	k := h.Sum64()
 	claimLinkCache.Lock()
 	e, ok := claimLinkCache.entries[k]
 	claimLinkCache.Unlock()
-	if ok && e.chPath == chPath && e.md == string(md) {
+	if ok && e.chFile == chFile && e.md == string(md) {
 		return e.links
 	}
-	links := scanClaimLinks(chPath, md)
+	links := scanClaimLinks(chFile, md)
 	claimLinkCache.Lock()
 	if len(claimLinkCache.entries) >= blockCacheMax {
 		clear(claimLinkCache.entries)
 	}
-	claimLinkCache.entries[k] = claimLinkEntry{chPath: chPath, md: string(md), links: links}
+	claimLinkCache.entries[k] = claimLinkEntry{chFile: chFile, md: string(md), links: links}
 	claimLinkCache.Unlock()
 	return links
 }

@@ -95,11 +95,11 @@ func (c Claim) Command() string {
 }
 
 // ClaimTarget reports whether dest, a link destination written in the
-// chapter at book-relative path chPath, names a check: a _test.go file
+// chapter file chFile (repository-relative: Item.File, "book/ch.md"), names a check: a _test.go file
 // under examples/ with a fragment. It returns the repository-relative file
 // and the fragment. A fragment that is a line reference (#L12, #L12-L20)
 // is a link to lines, not a claim.
-func ClaimTarget(chPath, dest string) (file, fn string, ok bool) {
+func ClaimTarget(chFile, dest string) (file, fn string, ok bool) {
 	u, err := url.Parse(dest)
 	if err != nil || u.Scheme != "" || u.Host != "" || u.Path == "" || u.Fragment == "" || strings.HasPrefix(dest, "/") {
 		return "", "", false
@@ -107,7 +107,7 @@ func ClaimTarget(chPath, dest string) (file, fn string, ok bool) {
 	if !strings.HasSuffix(u.Path, "_test.go") {
 		return "", "", false
 	}
-	p := path.Join(path.Dir("book/"+chPath), u.Path)
+	p := path.Join(path.Dir(chFile), u.Path)
 	if !strings.HasPrefix(p, "examples/") {
 		return "", "", false
 	}
@@ -146,7 +146,7 @@ func claimParser() goldmark.Markdown {
 // an error at the link's line for each that does not name a test,
 // fuzz target or example with output that go test runs.
 func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
-	links := claimLinksCached(d.Chapter.Path, d.Markdown)
+	links := claimLinksCached(d.Chapter.File(), d.Markdown)
 	var out []Claim
 	var errs diag.List
 	count := map[string]int{}
@@ -204,10 +204,10 @@ type claimLink struct {
 	text      string // claimText
 }
 
-// scanClaimLinks parses src, the Markdown of the chapter at book-relative
-// path chPath, and returns its claim links in document order. The result
-// depends on chPath and src only (see claimLinksCached).
-func scanClaimLinks(chPath string, src []byte) []claimLink {
+// scanClaimLinks parses src, the Markdown of the chapter file chFile
+// (repository-relative), and returns its claim links in document order.
+// The result depends on chFile and src only (see claimLinksCached).
+func scanClaimLinks(chFile string, src []byte) []claimLink {
 	doc := claimParser().Parser().Parse(text.NewReader(src))
 	lines := lineStarts(src)
 	var out []claimLink
@@ -219,7 +219,7 @@ func scanClaimLinks(chPath string, src []byte) []claimLink {
 		if !ok {
 			return gast.WalkContinue, nil
 		}
-		file, fn, ok := ClaimTarget(chPath, string(l.Destination))
+		file, fn, ok := ClaimTarget(chFile, string(l.Destination))
 		if !ok {
 			return gast.WalkContinue, nil
 		}

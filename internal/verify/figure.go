@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -66,6 +67,9 @@ func (v *verifier) figureJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 	}
 	if len(words) < 2 || words[0] != "go" || (words[1] != "run" && words[1] != "test") {
 		return nil, errAt(d, blk.Line, "```%s block: run=%q: only \"go run ...\" and \"go test ...\" commands can be verified", blk.Lang, run)
+	}
+	if err := v.needModule(d, blk.Line, fmt.Sprintf("```%s block: run=%q runs", blk.Lang, run)); err != nil {
+		return nil, err
 	}
 	for i, l := range blk.Lines {
 		if isAnyLines(l) || strings.Contains(l, AnyText) {

@@ -160,6 +160,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	if v.goCmd == "" {
 		v.goCmd = "go"
 	}
+	v.module = findModule(b.Root)
 	if v.exec == nil {
 		v.exec = execProcess
 	}
@@ -187,6 +188,10 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	pkgs, err := examplePackages(b.Root)
 	if err != nil {
 		errs = append(errs, diag.Errorf("examples", 0, "%v", err))
+	}
+	if len(pkgs) > 0 && v.module == "" {
+		errs = append(errs, diag.Errorf("examples", 0, "holds Go packages (%s), which go vet and go test check in a Go module, but there is no go.mod in %s or above; add one (go mod init)", pkgs[0], b.Root))
+		pkgs = nil
 	}
 	for _, p := range pkgs {
 		add("go vet "+p, v.packageJob("vet", p))
@@ -227,6 +232,10 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					continue
 				}
 				if isWholeFile(blk.Lines) {
+					if err := v.needModule(d, blk.Line, "a go block that is a whole file (\"package ...\") is compiled"); err != nil {
+						errs = append(errs, err)
+						continue
+					}
 					add(at(d, blk.Line)+": go block", v.compileJob(d, blk))
 					continue
 				}
@@ -246,8 +255,10 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		}
 	}
 
-	for _, p := range programPackages(docs) {
-		add("wasm "+p, v.wasmJob(p))
+	if v.module != "" {
+		for _, p := range programPackages(docs) {
+			add("wasm "+p, v.wasmJob(p))
+		}
 	}
 
 	claims, claimErrs := v.findClaims(docs)
@@ -312,6 +323,33 @@ func checkAttrs(d *expand.Doc, blk Block) *diag.Error {
 	return errAt(d, blk.Line, "```%s block: unknown attribute %s (bookgen knows ignore, timeout=, hl_lines=, linenos)", blk.Lang, strings.Join(unknown, ", "))
 }
 
+// findModule returns the path of the go.mod of the folder dir or of the
+// nearest folder above it, "" when there is none (an mdBook book without
+// Go programs needs none).
+func findModule(dir string) string {
+	for {
+		p := filepath.Join(dir, "go.mod")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// needModule returns nil when the book is in a Go module, else the error
+// at line n of d that what (a check that runs the go command) needs one.
+// Without go.mod no go process is started: it could only fail.
+func (v *verifier) needModule(d *expand.Doc, n int, what string) *diag.Error {
+	if v.module != "" {
+		return nil
+	}
+	return errAt(d, n, "%s in a Go module, but there is no go.mod in %s or above; add one beside %s (go mod init), or mark the block \"ignore\"", what, v.root, v.b.ConfigFile)
+}
+
 // sortErrors orders errors by file and line, keeping the order of equal
 // positions.
 func sortErrors(l diag.List) {
@@ -326,6 +364,7 @@ func sortErrors(l diag.List) {
 type verifier struct {
 	b       *book.Book
 	root    string
+	module  string // the go.mod that holds root, "" when none does (see needModule)
 	opt     Options
 	goCmd   string
 	exec    execFunc

@@ -1,0 +1,124 @@
+package book
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/ownership-book/ownership/internal/diag"
+)
+
+// Layout tells where a book's book.toml and chapters are.
+type Layout int
+
+const (
+	// NoLayout: neither of the two below.
+	NoLayout Layout = iota
+	// BookgenLayout: book/SUMMARY.md or book/book.toml below the root
+	// (beside go.mod). [book] src is relative to book/ and defaults to
+	// ".": the chapters are in book/ itself.
+	BookgenLayout
+	// MdBookLayout: book.toml at the root (and neither book/book.toml nor
+	// book/SUMMARY.md, so that mdBook's output folder book/ is not taken
+	// for a book). [book] src defaults to "src", as in mdBook.
+	MdBookLayout
+)
+
+// LayoutOf tells the layout of the book whose root is the folder root,
+// looking only at which files exist.
+func LayoutOf(root string) Layout {
+	switch {
+	case isRegular(filepath.Join(root, "book", "SUMMARY.md")) || isRegular(filepath.Join(root, "book", "book.toml")):
+		return BookgenLayout
+	case isRegular(filepath.Join(root, "book.toml")):
+		return MdBookLayout
+	}
+	return NoLayout
+}
+
+// ConfDir returns the repository-relative slash path of the folder of
+// book.toml in layout l: "." for mdBook's layout, "book" otherwise.
+func (l Layout) ConfDir() string {
+	if l == MdBookLayout {
+		return "."
+	}
+	return "book"
+}
+
+// defaultSrc is [book] src when book.toml does not set it.
+func (l Layout) defaultSrc() string {
+	if l == MdBookLayout {
+		return "src"
+	}
+	return "."
+}
+
+// Locate returns the layout of the book at root (BookgenLayout when there
+// is none, so that Load says what is missing), the repository-relative
+// slash path of its book.toml and of its source folder ("book", "src",
+// "book/src"), and the parsed book.toml (the defaults when it does not
+// exist). A [book] src that is absolute or leaves root is a *diag.Error
+// at book.toml's line of src.
+func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error) {
+	l = LayoutOf(root)
+	if l == NoLayout {
+		l = BookgenLayout
+	}
+	confFile = path.Join(l.ConfDir(), "book.toml")
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(confFile)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		cfg = &Config{Language: "en", Timeout: DefaultTimeout}
+	case err != nil:
+		return l, confFile, "", nil, diag.Errorf(confFile, 0, "%v", err)
+	default:
+		if cfg, err = parseConfig(data, confFile); err != nil {
+			return l, confFile, "", nil, err
+		}
+	}
+	s := cfg.Src
+	if s == "" {
+		s = l.defaultSrc()
+	}
+	if path.IsAbs(s) || filepath.IsAbs(s) || strings.Contains(s, "\\") {
+		return l, confFile, "", nil, diag.Errorf(confFile, cfg.SrcLine, "src %q is an absolute path; give a folder relative to %s", cfg.Src, confFile)
+	}
+	src = path.Join(l.ConfDir(), s)
+	if src == ".." || strings.HasPrefix(src, "../") {
+		return l, confFile, "", nil, diag.Errorf(confFile, cfg.SrcLine, "src %q leaves the repository root %s; the chapters must be inside it", cfg.Src, root)
+	}
+	return l, confFile, src, cfg, nil
+}
+
+// RepoPath returns the repository-relative slash path of p, a slash path
+// relative to the book's source folder ("a/b.md" is "book/a/b.md" in
+// bookgen's layout, "src/a/b.md" in mdBook's).
+func (b *Book) RepoPath(p string) string {
+	return path.Join(b.src(), p)
+}
+
+// InSrc returns the path relative to the source folder of the
+// repository-relative slash path p, and whether p is inside that folder
+// ("book/a.md" is "a.md", true in bookgen's layout).
+func (b *Book) InSrc(p string) (string, bool) {
+	if b.src() == "." {
+		return p, p != ".." && !strings.HasPrefix(p, "../")
+	}
+	return strings.CutPrefix(p, b.src()+"/")
+}
+
+// src is Src, "book" for a Book made by hand (as Item.File reads it).
+func (b *Book) src() string {
+	if b.Src == "" {
+		return "book"
+	}
+	return b.Src
+}
+
+func isRegular(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
