@@ -150,6 +150,12 @@ type Book struct {
 	// Root is the absolute path of the repository root: the folder of
 	// go.mod and book/ (bookgen's layout) or of book.toml (mdBook's).
 	Root string
+	// Repo is the absolute real path of the repository that holds the
+	// book, the folder its includes may read from: the nearest folder at
+	// or above Root's real path holding .git (a git work tree's top), or
+	// Root's real path when there is none (see RepoOf). "" in a Book made
+	// by hand means Root (see RepoRoot).
+	Repo string
 	// Dir is the absolute path of the source folder, the folder of
 	// SUMMARY.md and the chapters (Root + "/" + Src).
 	Dir string

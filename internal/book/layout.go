@@ -118,6 +118,33 @@ func (b *Book) src() string {
 	return b.Src
 }
 
+// RepoOf returns the repository that holds the book whose root is the
+// absolute folder root: the nearest folder at or above root that is the top
+// of a git work tree (holds a file or folder named .git), or root itself
+// when none does. Give root with its symbolic links resolved, as git sees
+// it. Includes may read any file inside it (mdBook's guide includes
+// ../../../examples/x.rs from guide/src/format/).
+func RepoOf(root string) string {
+	for dir := root; ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return root
+		}
+		dir = parent
+	}
+}
+
+// RepoRoot returns Repo, or Root for a Book made by hand.
+func (b *Book) RepoRoot() string {
+	if b.Repo == "" {
+		return b.Root
+	}
+	return b.Repo
+}
+
 func isRegular(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()

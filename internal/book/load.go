@@ -62,7 +62,7 @@ func load(root string, c *Cache) (*Book, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Book{Root: abs, Dir: filepath.Join(abs, filepath.FromSlash(src)), Src: src, Layout: layout,
+	b := &Book{Root: abs, Repo: RepoOf(realRoot), Dir: filepath.Join(abs, filepath.FromSlash(src)), Src: src, Layout: layout,
 		ConfigFile: confFile, SummaryFile: path.Join(src, "SUMMARY.md"), Config: *cfg}
 
 	sumSrc, err := os.ReadFile(filepath.Join(b.Dir, "SUMMARY.md"))

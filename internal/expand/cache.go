@@ -20,7 +20,8 @@ import (
 //
 // An entry is used only while everything the expansion read is as it was:
 // the chapter's text (Item.Source, which book.Load has just read), the
-// real path of the repository root, and every included file's content and
+// real paths of the book's root and of the repository includes may read
+// (book.Book.RepoRoot), and every included file's content and
 // real path (read again on every build: a stat could miss a same-size
 // edit within the file system's time granularity). A chapter that
 // includes Markdown files is also checked for its own real path, which
@@ -36,12 +37,12 @@ type Cache struct {
 }
 
 type cacheEntry struct {
-	realRoot string
-	source   string
-	real     string // the chapter file's real path, checked when md is set
-	md       bool   // the chapter includes Markdown files
-	read     []readFile
-	doc      Doc // Chapter is replaced on every use
+	bound  bound
+	source string
+	real   string // the chapter file's real path, checked when md is set
+	md     bool   // the chapter includes Markdown files
+	read   []readFile
+	doc    Doc // Chapter is replaced on every use
 }
 
 // depState is an included file as an expansion read it.
@@ -67,7 +68,7 @@ func (c *Cache) AllContext(ctx context.Context, b *book.Book) ([]*Doc, error) {
 	if c == nil {
 		return AllContext(ctx, b)
 	}
-	realRoot, err := filepath.EvalSymlinks(b.Root)
+	bd, err := boundOf(b)
 	var docs []*Doc
 	var errs diag.List
 	for _, ch := range b.Chapters {
@@ -75,10 +76,10 @@ func (c *Cache) AllContext(ctx context.Context, b *book.Book) ([]*Doc, error) {
 		var derr error
 		switch {
 		case ch.Path == "" || err != nil:
-			// The package's errors: a draft, a root that does not resolve.
+			// The package's errors: a draft, a root or repository that does not resolve.
 			d, derr = ExpandContext(ctx, b, ch)
 		default:
-			d, derr = c.expand(ctx, b, ch, realRoot)
+			d, derr = c.expand(ctx, b, ch, bd)
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -102,25 +103,25 @@ func (c *Cache) Len() int {
 	return len(c.entries)
 }
 
-func (c *Cache) expand(ctx context.Context, b *book.Book, ch *book.Item, realRoot string) (*Doc, error) {
+func (c *Cache) expand(ctx context.Context, b *book.Book, ch *book.Item, bd bound) (*Doc, error) {
 	key := filepath.Join(b.Root, filepath.FromSlash(ch.File()))
 	c.mu.Lock()
 	e := c.entries[key]
 	c.mu.Unlock()
-	if e != nil && e.holds(b, ch, realRoot) {
+	if e != nil && e.holds(b, ch, bd) {
 		d := e.doc
 		d.Chapter = ch
 		return &d, nil
 	}
 	real := chapterRealPath(b, ch)
-	d, read, err := expandChapter(ctx, b, ch, realRoot, real, true)
+	d, read, err := expandChapter(ctx, b, ch, bd, real, true)
 	if err != nil || read == nil {
 		c.mu.Lock()
 		delete(c.entries, key)
 		c.mu.Unlock()
 		return d, err
 	}
-	ne := &cacheEntry{realRoot: realRoot, source: string(ch.Source), real: real, doc: *d}
+	ne := &cacheEntry{bound: bd, source: string(ch.Source), real: real, doc: *d}
 	ne.doc.Chapter = nil
 	for rel, st := range read {
 		ne.read = append(ne.read, readFile{rel, st})
@@ -139,15 +140,15 @@ func (c *Cache) expand(ctx context.Context, b *book.Book, ch *book.Item, realRoo
 }
 
 // holds reports whether e is still the expansion of ch.
-func (e *cacheEntry) holds(b *book.Book, ch *book.Item, realRoot string) bool {
-	if e.realRoot != realRoot || e.source != string(ch.Source) {
+func (e *cacheEntry) holds(b *book.Book, ch *book.Item, bd bound) bool {
+	if e.bound != bd || e.source != string(ch.Source) {
 		return false
 	}
 	if e.md && chapterRealPath(b, ch) != e.real {
 		return false
 	}
 	for _, f := range e.read {
-		abs := filepath.Join(b.Root, filepath.FromSlash(f.rel))
+		abs := bd.abs(b, f.rel)
 		fi, err := os.Stat(abs)
 		if err != nil || !fi.Mode().IsRegular() {
 			return false

@@ -44,7 +44,10 @@
 // including less than the author meant: an anchor that is not found or not
 // closed, an included file that is not UTF-8 text, a line range past the
 // end of the file (mdBook clamps), a missing file, a path that leaves the
-// repository (after resolving symlinks), a directive not closed with "}}"
+// repository (after resolving symlinks; the repository is the git work
+// tree that holds the book, the nearest folder at or above its root with
+// a .git, or the book's root when there is none: see book.RepoOf), a
+// directive not closed with "}}"
 // on its line, and {{#template}} (mdbook-template's), which bookgen does
 // not implement. Included Markdown files (.md) have their own directives
 // expanded, relative to their own directory, up to MaxDepth levels and
@@ -95,8 +98,11 @@ const (
 
 // Origin is where one line of expanded Markdown came from.
 type Origin struct {
-	File string // repository-relative slash path ("book/ownership.md", "examples/ownership/state.go")
-	Line int    // 1-based line in File
+	// File is a slash path relative to the book's root ("book/ownership.md",
+	// "examples/ownership/state.go"; "../examples/x.rs" for a file of the
+	// git work tree that holds the book, outside its root).
+	File string
+	Line int // 1-based line in File
 }
 
 // Doc is a chapter with its includes expanded.
@@ -105,8 +111,8 @@ type Doc struct {
 	Markdown []byte
 	// Origins[i] is the origin of line i+1 of Markdown.
 	Origins []Origin
-	// Deps lists the repository-relative files included, sorted, without
-	// duplicates (the chapter file itself is not in it).
+	// Deps lists the files included, named as Origin.File names them,
+	// sorted, without duplicates (the chapter file itself is not in it).
 	Deps []string
 	// Title is the text of the chapter's last {{#title ...}} directive
 	// (mdBook's: it replaces the page's <title>), "" when it has none.
@@ -135,12 +141,64 @@ func ExpandContext(ctx context.Context, b *book.Book, ch *book.Item) (*Doc, erro
 	if ch.Path == "" {
 		return nil, diag.Errorf(b.SummaryFile, ch.Line, "chapter %q is a draft: nothing to expand", ch.Title)
 	}
+	bd, err := boundOf(b)
+	if err != nil {
+		return nil, err
+	}
+	d, _, err := expandChapter(ctx, b, ch, bd, chapterRealPath(b, ch), false)
+	return d, err
+}
+
+// bound is where a book's includes may read: the repository that holds
+// it (book.Book.RepoRoot), a git work tree's top above the book's root
+// or the root itself.
+type bound struct {
+	real     string // the repository's real path
+	realRoot string // the book root's real path, inside real
+	up       string // realRoot relative to real, a clean slash path ("guide", ".")
+}
+
+// boundOf returns b's bound; a root that does not resolve is an error.
+func boundOf(b *book.Book) (bound, error) {
 	realRoot, err := filepath.EvalSymlinks(b.Root)
 	if err != nil {
-		return nil, diag.Errorf("", 0, "repository root %s: %v", b.Root, err)
+		return bound{}, diag.Errorf("", 0, "repository root %s: %v", b.Root, err)
 	}
-	d, _, err := expandChapter(ctx, b, ch, realRoot, chapterRealPath(b, ch), false)
-	return d, err
+	bd := bound{real: realRoot, realRoot: realRoot, up: "."}
+	if repo := b.RepoRoot(); repo != b.Root {
+		real, err := filepath.EvalSymlinks(repo)
+		if err != nil {
+			return bound{}, diag.Errorf("", 0, "repository %s: %v", repo, err)
+		}
+		if up, err := filepath.Rel(real, realRoot); err == nil && within(up) {
+			bd.real, bd.up = real, filepath.ToSlash(up)
+		}
+	}
+	return bd, nil
+}
+
+// within reports whether the clean relative path rel (slash or
+// filepath separated) stays inside the folder it is relative to.
+func within(rel string) bool {
+	return rel != ".." && !strings.HasPrefix(rel, "../") && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// abs returns the absolute path of rel, a slash path relative to b's
+// root. One that leaves the root is joined to the root's real path, as
+// the file system resolves "..", not to a symbolic link's folder.
+func (bd bound) abs(b *book.Book, rel string) string {
+	if within(rel) {
+		return filepath.Join(b.Root, filepath.FromSlash(rel))
+	}
+	return filepath.Join(bd.realRoot, filepath.FromSlash(rel))
+}
+
+// leaves describes, for errors, the repository a path left.
+func (bd bound) leaves() string {
+	if bd.up == "." {
+		return fmt.Sprintf("the repository (%s: no folder above it holds .git, so the book's folder is its repository)", bd.real)
+	}
+	return fmt.Sprintf("the repository (the git work tree %s)", bd.real)
 }
 
 // chapterRealPath returns the real path of ch's file (symbolic links
@@ -153,11 +211,11 @@ func chapterRealPath(b *book.Book, ch *book.Item) string {
 	return abs
 }
 
-// expandChapter expands ch, whose file's real path is real, in the
-// repository whose real path is realRoot. With record, it also returns
-// what the expansion read (for Cache).
-func expandChapter(ctx context.Context, b *book.Book, ch *book.Item, realRoot, real string, record bool) (*Doc, map[string]depState, error) {
-	x := &expander{ctx: ctx, root: b.Root, realRoot: realRoot, deps: map[string]bool{}}
+// expandChapter expands ch, whose file's real path is real, reading
+// inside bd. With record, it also returns what the expansion read (for
+// Cache).
+func expandChapter(ctx context.Context, b *book.Book, ch *book.Item, bd bound, real string, record bool) (*Doc, map[string]depState, error) {
+	x := &expander{ctx: ctx, book: b, bound: bd, deps: map[string]bool{}}
 	if record {
 		x.read = map[string]depState{}
 	}
@@ -241,17 +299,18 @@ func splitLines(src, file string) []line {
 }
 
 type expander struct {
-	ctx            context.Context
-	root, realRoot string
-	stack          []string // real paths of the files being expanded
-	deps           map[string]bool
-	read           map[string]depState // with Cache: each included file as read
-	changed        bool                // an included file read twice differed
-	errs           diag.List
-	title          string // the last {{#title}}, "" when none
-	includes       int    // include directives expanded so far
-	size           int    // bytes of included text so far
-	stopped        bool   // a limit was reached or ctx is done: expand no more
+	ctx      context.Context
+	book     *book.Book
+	bound    bound
+	stack    []string // real paths of the files being expanded
+	deps     map[string]bool
+	read     map[string]depState // with Cache: each included file as read
+	changed  bool                // an included file read twice differed
+	errs     diag.List
+	title    string // the last {{#title}}, "" when none
+	includes int    // include directives expanded so far
+	size     int    // bytes of included text so far
+	stopped  bool   // a limit was reached or ctx is done: expand no more
 }
 
 func (x *expander) fail(at Origin, chain []Origin, format string, args ...any) {
@@ -265,7 +324,7 @@ func (x *expander) fail(at Origin, chain []Origin, format string, args ...any) {
 }
 
 // lines expands the directives in src, whose relative paths resolve
-// against dir (repository-relative). chain holds the directive positions
+// against dir (relative to the book's root). chain holds the directive positions
 // that led here.
 func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []line {
 	var out []line
@@ -370,11 +429,11 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		return nil, false
 	}
 	rel := path.Join(dir, d.Path)
-	if rel == ".." || strings.HasPrefix(rel, "../") {
-		x.fail(at, chain, "include path %q leaves the repository", d.Path)
+	if !within(path.Join(x.bound.up, rel)) {
+		x.fail(at, chain, "include path %q leaves %s", d.Path, x.bound.leaves())
 		return nil, false
 	}
-	abs := filepath.Join(x.root, filepath.FromSlash(rel))
+	abs := x.bound.abs(x.book, rel)
 	fi, err := os.Stat(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -393,8 +452,8 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		x.fail(at, chain, "included file %s: %v", rel, err)
 		return nil, false
 	}
-	if r, err := filepath.Rel(x.realRoot, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-		x.fail(at, chain, "included file %s resolves to %s, outside the repository", rel, real)
+	if r, err := filepath.Rel(x.bound.real, real); err != nil || !within(r) {
+		x.fail(at, chain, "included file %s resolves to %s, outside %s", rel, real, x.bound.leaves())
 		return nil, false
 	}
 	for _, s := range x.stack {
