@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -29,6 +30,31 @@ var titleMarkdown = goldmark.New()
 // that does not parse as one paragraph of inline text, or that holds a link
 // or raw HTML, gets its plain text, escaped, as HTML.
 func inlineTitle(src string) (plain, htmlTitle string) {
+	titleMemo.Lock()
+	t, ok := titleMemo.m[src]
+	titleMemo.Unlock()
+	if ok {
+		return t[0], t[1]
+	}
+	plain, htmlTitle = parseInlineTitle(src)
+	titleMemo.Lock()
+	if len(titleMemo.m) >= 20000 {
+		clear(titleMemo.m)
+	}
+	titleMemo.m[src] = [2]string{plain, htmlTitle}
+	titleMemo.Unlock()
+	return plain, htmlTitle
+}
+
+// titleMemo remembers inlineTitle by its source: SUMMARY.md is parsed again
+// on every rebuild (bookgen serve), and parsing a thousand titles with
+// goldmark would cost milliseconds of each save-to-reload.
+var titleMemo = struct {
+	sync.Mutex
+	m map[string][2]string
+}{m: map[string][2]string{}}
+
+func parseInlineTitle(src string) (plain, htmlTitle string) {
 	source := []byte(src)
 	doc := titleMarkdown.Parser().Parse(text.NewReader(source))
 	para, ok := doc.FirstChild().(*ast.Paragraph)

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ownership-book/ownership/internal/expand"
 )
@@ -20,7 +21,23 @@ var blockCache = struct {
 	sync.Mutex
 	seed    maphash.Seed
 	entries map[uint64]blockEntry
-}{seed: maphash.MakeSeed(), entries: map[uint64]blockEntry{}}
+	same    map[sameBytes][]Block
+}{seed: maphash.MakeSeed(), entries: map[uint64]blockEntry{}, same: map[sameBytes][]Block{}}
+
+// sameBytes names a byte slice by its backing array and length. A
+// chapter's Markdown is never modified once expanded, and the expansion
+// cache hands an unchanged chapter's Doc out again with the same slice, so
+// a rebuild finds an unchanged chapter here without hashing or comparing
+// its text (at 1,000 chapters, 10 MB of both per rebuild). The key holds
+// the array, so its address cannot be reused while the entry exists.
+type sameBytes struct {
+	p *byte
+	n int
+}
+
+func sameOf(b []byte) (sameBytes, bool) {
+	return sameBytes{unsafe.SliceData(b), len(b)}, len(b) > 0
+}
 
 const blockCacheMax = 20000
 
@@ -32,19 +49,32 @@ type blockEntry struct {
 // findBlocksCached is FindBlocks through blockCache. The blocks returned
 // are shared: callers must not modify them.
 func findBlocksCached(md []byte) []Block {
+	id, byID := sameOf(md)
+	if byID {
+		blockCache.Lock()
+		blocks, ok := blockCache.same[id]
+		blockCache.Unlock()
+		if ok {
+			return blocks
+		}
+	}
 	h := maphash.Bytes(blockCache.seed, md)
 	blockCache.Lock()
 	e, ok := blockCache.entries[h]
 	blockCache.Unlock()
-	if ok && e.md == string(md) {
-		return e.blocks
+	blocks := e.blocks
+	if !ok || e.md != string(md) {
+		blocks = FindBlocks(md)
 	}
-	blocks := FindBlocks(md)
 	blockCache.Lock()
-	if len(blockCache.entries) >= blockCacheMax {
+	if len(blockCache.entries) >= blockCacheMax || len(blockCache.same) >= blockCacheMax {
 		clear(blockCache.entries)
+		clear(blockCache.same)
 	}
 	blockCache.entries[h] = blockEntry{md: string(md), blocks: blocks}
+	if byID {
+		blockCache.same[id] = blocks
+	}
 	blockCache.Unlock()
 	return blocks
 }
@@ -67,7 +97,7 @@ func prefetch(docs []*expand.Doc) {
 					return
 				}
 				findBlocksCached(docs[i].Markdown)
-				claimLinksCached(docs[i].Chapter.Path, docs[i].Markdown)
+				claimLinksCached(docs[i].Chapter.File(), docs[i].Markdown)
 			}
 		}()
 	}

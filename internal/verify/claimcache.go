@@ -19,7 +19,13 @@ var claimLinkCache = struct {
 	sync.Mutex
 	seed    maphash.Seed
 	entries map[uint64]claimLinkEntry
-}{seed: maphash.MakeSeed(), entries: map[uint64]claimLinkEntry{}}
+	same    map[sameClaimKey][]claimLink // see sameBytes
+}{seed: maphash.MakeSeed(), entries: map[uint64]claimLinkEntry{}, same: map[sameClaimKey][]claimLink{}}
+
+type sameClaimKey struct {
+	chFile string
+	md     sameBytes
+}
 
 type claimLinkEntry struct {
 	chFile string
@@ -30,6 +36,16 @@ type claimLinkEntry struct {
 // claimLinksCached is scanClaimLinks through claimLinkCache. The links
 // returned are shared: callers must not modify them.
 func claimLinksCached(chFile string, md []byte) []claimLink {
+	id, byID := sameOf(md)
+	sk := sameClaimKey{chFile, id}
+	if byID {
+		claimLinkCache.Lock()
+		links, ok := claimLinkCache.same[sk]
+		claimLinkCache.Unlock()
+		if ok {
+			return links
+		}
+	}
 	var h maphash.Hash
 	h.SetSeed(claimLinkCache.seed)
 	h.WriteString(chFile)
@@ -39,15 +55,19 @@ func claimLinksCached(chFile string, md []byte) []claimLink {
 	claimLinkCache.Lock()
 	e, ok := claimLinkCache.entries[k]
 	claimLinkCache.Unlock()
-	if ok && e.chFile == chFile && e.md == string(md) {
-		return e.links
+	links := e.links
+	if !ok || e.chFile != chFile || e.md != string(md) {
+		links = scanClaimLinks(chFile, md)
 	}
-	links := scanClaimLinks(chFile, md)
 	claimLinkCache.Lock()
-	if len(claimLinkCache.entries) >= blockCacheMax {
+	if len(claimLinkCache.entries) >= blockCacheMax || len(claimLinkCache.same) >= blockCacheMax {
 		clear(claimLinkCache.entries)
+		clear(claimLinkCache.same)
 	}
 	claimLinkCache.entries[k] = claimLinkEntry{chFile: chFile, md: string(md), links: links}
+	if byID {
+		claimLinkCache.same[sk] = links
+	}
 	claimLinkCache.Unlock()
 	return links
 }

@@ -22,31 +22,43 @@ import (
 type FragmentCache struct {
 	mu    sync.Mutex
 	texts map[string]struct{}
+	// blocks holds the fragments that parsed by identity: the blocks of an
+	// unchanged chapter are the same Block values again (findBlocksCached),
+	// so they are found without joining and hashing their lines.
+	blocks map[*Block]struct{}
 }
 
 const fragmentCacheMax = 100000
 
 // check is checkFragment through c; cached tells that the fragment had
 // parsed before and was not parsed now.
-func (c *FragmentCache) check(d *expand.Doc, blk Block) (err *diag.Error, cached bool) {
+// blk is one of the shared blocks of findBlocksCached.
+func (c *FragmentCache) check(d *expand.Doc, blk *Block) (err *diag.Error, cached bool) {
 	if c == nil {
-		return checkFragment(d, blk), false
+		return checkFragment(d, *blk), false
 	}
-	src := strings.Join(blk.Lines, "\n")
 	c.mu.Lock()
-	_, ok := c.texts[src]
+	_, ok := c.blocks[blk]
 	c.mu.Unlock()
 	if ok {
 		return nil, true
 	}
-	if err := checkFragment(d, blk); err != nil {
-		return err, false
+	src := strings.Join(blk.Lines, "\n")
+	c.mu.Lock()
+	_, ok = c.texts[src]
+	c.mu.Unlock()
+	if !ok {
+		if err := checkFragment(d, *blk); err != nil {
+			return err, false
+		}
 	}
 	c.mu.Lock()
-	if c.texts == nil || len(c.texts) >= fragmentCacheMax {
+	if c.texts == nil || len(c.texts) >= fragmentCacheMax || len(c.blocks) >= fragmentCacheMax {
 		c.texts = map[string]struct{}{}
+		c.blocks = map[*Block]struct{}{}
 	}
 	c.texts[src] = struct{}{}
+	c.blocks[blk] = struct{}{}
 	c.mu.Unlock()
-	return nil, false
+	return nil, ok
 }

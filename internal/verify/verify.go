@@ -199,7 +199,8 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	}
 	prefetch(docs)
 	for _, d := range docs {
-		for _, blk := range findBlocksCached(d.Markdown) {
+		blks := findBlocksCached(d.Markdown)
+		for i, blk := range blks {
 			if err := checkAttrs(d, blk); err != nil {
 				errs = append(errs, err)
 				continue
@@ -240,7 +241,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					continue
 				}
 				start := time.Now()
-				err, cached := opt.Fragments.check(d, blk)
+				err, cached := opt.Fragments.check(d, &blks[i])
 				if err != nil {
 					errs = append(errs, err)
 					continue
