@@ -87,10 +87,13 @@ func scriptTag(id string) []byte {
 
 // DefaultDebounce is how long the sources must be quiet before a rebuild
 // when Options.Debounce is not set: long enough to take an editor's save
-// (a write, or a new file renamed over the old one, and a few events
-// within a millisecond or two) as one change, short enough to leave most
-// of the 50 ms a reader notices to the rebuild itself.
-const DefaultDebounce = 20 * time.Millisecond
+// (a write, or a new file renamed over the old one: vim, VS Code and
+// JetBrains' safe write each make their events within a millisecond or
+// two) as one change, short enough to leave most of the 50 ms a reader
+// notices to the rebuild itself. An editor slower than that costs one
+// extra rebuild, never a lost change: events that arrive during a rebuild
+// lead to another.
+const DefaultDebounce = 10 * time.Millisecond
 
 // Run builds the book, serves its output folder on ln and rebuilds on every
 // change until ctx is done. It returns nil after a clean shutdown; a failed
