@@ -3,8 +3,8 @@ package render
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,8 +47,13 @@ func goSources(t *testing.T) []string {
 	if os.Getenv("BOOKGEN_LEX_ALL") != "" {
 		pkgs = append(pkgs, "go", "sync", "net/http", "regexp", "text/template", "encoding/json", "math/big")
 	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	goroot := strings.TrimSpace(string(out))
 	for _, p := range pkgs {
-		roots = append(roots, filepath.Join(runtime.GOROOT(), "src", p))
+		roots = append(roots, filepath.Join(goroot, "src", p))
 	}
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
