@@ -165,3 +165,32 @@ func FuzzGoLexer(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkGoLexer lexes the Go files of examples/ with each lexer; the
+// bytes/s of the two are the comparison (chroma's is its regexp lexer).
+func BenchmarkGoLexer(b *testing.B) {
+	var texts []string
+	size := 0
+	_ = filepath.WalkDir("../../examples", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") {
+			if t, err := os.ReadFile(p); err == nil {
+				texts = append(texts, string(t))
+				size += len(t)
+			}
+		}
+		return nil
+	})
+	for _, l := range []struct {
+		name  string
+		lexer chroma.Lexer
+	}{{"goscanner", goFast}, {"chroma", goChroma}} {
+		b.Run(l.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				for _, t := range texts {
+					coalesced(b, l.lexer, t)
+				}
+			}
+		})
+	}
+}

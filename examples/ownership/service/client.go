@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ownership-book/ownership/examples/ownership"
@@ -19,11 +20,16 @@ import (
 
 // Client calls the ownership service as the node its certificate names. It
 // knows the addresses ("host:port") of every voter and sends each request to
-// the first that answers as leader. It retries a request only when it is sure
-// the request did not take effect: a refused connection, or a voter that
-// answered "not the leader". Any other failure is returned, because a
-// transition may have happened even though its reply was lost; read the
-// state before trying again.
+// the first that answers as leader. It retries a transition only when it is
+// sure the request did not take effect: a refused connection, a write the
+// kernel refused because the voter had already closed or reset the
+// connection (a pooled connection to a voter that was killed), or a voter
+// that answered "not the leader". Any other failure of a transition is
+// returned, because it may have happened even though its reply was lost;
+// read the state before trying again. Reads (State, Validate) change
+// nothing, so they are also retried on the next voter after any transport
+// failure of the connection itself (one a killed voter left in the pool:
+// "broken pipe", "connection reset", EOF).
 //
 // Retries stop when the context ends or, for a context without a deadline,
 // after MaxRetryWait; the error then matches ErrUnavailable, and nothing was
@@ -120,6 +126,16 @@ func (c *Client) Post(ctx context.Context, path string, body []byte) (int, error
 	return status, decodeError(status, data)
 }
 
+// brokenConn reports whether err is a connection the peer closed or reset
+// (a voter killed or restarted), not a refusal such as a certificate error.
+func brokenConn(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// readOnly lists the paths whose requests change no state.
+var readOnly = map[string]bool{PathState: true, PathValidate: true}
+
 func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 	if len(c.addrs) == 0 {
 		return errNoAddrs(path)
@@ -147,9 +163,13 @@ func (c *Client) call(ctx context.Context, path string, req, resp any) error {
 		status, retryAfter, data, err := c.roundTrip(ctx, c.addrs[i], path, body)
 		if err != nil {
 			var op *net.OpError
-			if errors.As(err, &op) && op.Op == "dial" && ctx.Err() == nil {
+			if errors.As(err, &op) && (op.Op == "dial" || op.Op == "write" && brokenConn(err)) && ctx.Err() == nil {
 				last = err
-				continue // never sent: safe to try another voter
+				continue // never sent (no connection, or the peer had closed it before the request's write): safe to try another voter
+			}
+			if readOnly[path] && brokenConn(err) && ctx.Err() == nil {
+				last = err
+				continue // a read changes nothing: safe to send again
 			}
 			return fmt.Errorf("%s: %w", path, err)
 		}
