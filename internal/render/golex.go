@@ -27,8 +27,9 @@ import (
 //   - a name, or the character after "//", is not ASCII (chroma's \w and
 //     \s are Unicode classes);
 //   - a literal or operator is not exactly what chroma's expression for it
-//     matches at that place (a number such as 0o17 or 1_000.5, which
-//     chroma splits in two).
+//     matches at that place (a hexadecimal float such as 0x1p-2). A number
+//     that chroma splits (0o755 is "0" and the name "o755") is split the
+//     same way.
 //
 // A raw string holding "{{" has its inside lexed by chroma's Go template
 // lexer, as chroma's Go lexer does. TestGoLexerMatchesChroma compares the
@@ -206,18 +207,7 @@ func lexGo(text string) ([]chroma.Token, bool) {
 				emit(chroma.NameOther, v)
 			}
 		case t.tok == token.INT || t.tok == token.FLOAT || t.tok == token.IMAG:
-			matched := false
-			for _, r := range goNumberRules {
-				if m := r.re.FindString(rest); m != "" {
-					if len(m) != len(v) {
-						return nil, false
-					}
-					emit(r.typ, v)
-					matched = true
-					break
-				}
-			}
-			if !matched {
+			if !lexNumber(emit, text, t.start, t.end, nextTok(toks, i)) {
 				return nil, false
 			}
 		case t.tok == token.CHAR:
@@ -270,6 +260,44 @@ func lexGo(text string) ([]chroma.Token, bool) {
 		emit(chroma.TextWhitespace, gap)
 	}
 	return out, true
+}
+
+// lexNumber emits the number literal text[start:end] as chroma's rules
+// split it: a literal such as 0o755 or 1_000.5 that chroma's number
+// expressions match only in part is chroma's number for the part, then a
+// name (o755) or another number (.5), tried in chroma's order. It reports
+// false when chroma could read further than the literal or class a piece
+// otherwise (a keyword, a type, a function name before "(").
+func lexNumber(emit func(chroma.TokenType, string), text string, start, end int, next *goTok) bool {
+	for p := start; p < end; {
+		rest := text[p:]
+		matched := false
+		for _, r := range goNumberRules {
+			if m := r.re.FindString(rest); m != "" {
+				emit(r.typ, m)
+				p += len(m)
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			n := 0
+			for n < len(rest) && (rest[n] == '_' || rest[n] >= 'a' && rest[n] <= 'z' || rest[n] >= 'A' && rest[n] <= 'Z' || n > 0 && rest[n] >= '0' && rest[n] <= '9') {
+				n++
+			}
+			w := rest[:n]
+			_, word := goWords[w]
+			if n == 0 || word || goTypes[w] || goBuiltinCall[w] || p+n == end && next != nil && next.tok == token.LPAREN {
+				return false
+			}
+			emit(chroma.NameOther, w)
+			p += n
+		}
+		if p > end {
+			return false
+		}
+	}
+	return true
 }
 
 // emitRawString emits a raw string's inside as chroma's Go template lexer

@@ -127,7 +127,9 @@ func TestGoLexerEdges(t *testing.T) {
 		fast bool
 	}{
 		{"package main\n\nfunc main() { println(len(x)) }\n", true},
-		{"x := 0o17 + 1_000.5 + 0x1p-2", false}, // chroma splits these numbers
+		{"x := 0o755 + 1_000.5 + 1_0i", true}, // chroma splits these: 0 o755, 1_000 .5
+		{"x := 0x1p-2", false},                // 0x1 p then "-": chroma's split crosses the literal
+		{"x := 0or(1)", false},                // a name before "(" would be a function
 		{"x := 0x1F + 017 + 0b101 + 1_000 + 1.5e9 + .5 + 2i + 1.5i", true},
 		{"s := `a{b{{.X}}c`", true},
 		{"s := `a { b`", true},
