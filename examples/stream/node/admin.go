@@ -137,7 +137,8 @@ func (c *Cluster) admin(nd *Node) http.Handler {
 }
 
 // change runs a membership change on the leader: here when nd leads, else
-// forwarded once to the leader's URL.
+// forwarded once to the leader's URL (waited for up to electionWait when
+// the leader is new).
 func (c *Cluster) change(w http.ResponseWriter, r *http.Request, nd *Node, body []byte, do func(context.Context) error) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
@@ -153,7 +154,9 @@ func (c *Cluster) change(w http.ResponseWriter, r *http.Request, nd *Node, body 
 		writeJSON(w, v)
 	case errors.As(err, &nl) && r.Header.Get(adminForwarded) == "":
 		leader, lerr := nd.Group.WaitLeader(ctx)
-		u, ok := c.leaderURL(nd, leader)
+		// A leader elected a moment ago may not have committed its URL
+		// yet: wait for it as a redirect does.
+		u, ok := c.redirect(nd)(&replica.NotLeaderError{ID: nd.ID, Leader: leader})
 		if lerr != nil || !ok || leader == nd.ID {
 			w.Header().Set("Retry-After", "1")
 			adminError(w, http.StatusServiceUnavailable, "%v", err)
