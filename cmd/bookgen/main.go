@@ -163,7 +163,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "bookgen serve:", err)
 			return 1
 		}
-		err = serve.Run(ctx, ln, serve.Options{Build: opt, Log: stdout, Debounce: 100 * time.Millisecond, Poll: *poll})
+		err = serve.Run(ctx, ln, serve.Options{Build: opt, Log: stdout, Poll: *poll})
 		if err != nil {
 			fmt.Fprintln(stderr, "bookgen serve:", err)
 			return 1
