@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ownership-book/ownership/examples/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/figure8.golden from the program's output")
@@ -15,30 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/figure8.golden from th
 // are compared, so output that depends on timing or scheduling shows up
 // here. Regenerate with: go test ./examples/raft/figure8 -update
 func TestOutputMatchesGolden(t *testing.T) {
-	var runs [2][]byte
-	for i := range runs {
-		var out bytes.Buffer
-		if err := run(&out); err != nil {
-			t.Fatal(err)
-		}
-		runs[i] = out.Bytes()
-	}
-	if !bytes.Equal(runs[0], runs[1]) {
-		t.Fatalf("two runs printed different output:\n%s\n---\n%s", runs[0], runs[1])
-	}
-	golden := filepath.Join("testdata", "figure8.golden")
-	if *update {
-		if err := os.WriteFile(golden, runs[0], 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(runs[0], want) {
-		t.Errorf("output differs from %s (run with -update if the change is intended)\ngot:\n%s\nwant:\n%s", golden, runs[0], want)
-	}
+	golden.Check(t, "figure8", "./examples/raft/figure8", *update, run)
 }
 
 // The -d2 output (the chapter's figure) is deterministic and matches its
