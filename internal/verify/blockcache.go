@@ -10,73 +10,94 @@ import (
 	"github.com/ownership-book/ownership/internal/expand"
 )
 
-// blockCache remembers FindBlocks of the chapters it has seen, so that a
-// rebuild after an edit (bookgen serve) parses only the chapters that
-// changed: finding the blocks of a 1,000-chapter book costs tens of
-// milliseconds, every one of them on the path from a save to the reload.
-// Entries are keyed by a hash of the Markdown and checked against the
-// Markdown itself; the cache is emptied when it holds more than
-// blockCacheMax chapters.
-var blockCache = struct {
-	sync.Mutex
+// mdCache remembers what a function of a chapter's Markdown (and a key:
+// the chapter's file, or "") returned, so that a rebuild after an edit
+// (bookgen serve) parses only the chapters that changed: parsing every
+// chapter of a 1,000-chapter book with goldmark costs tens of milliseconds
+// on the path from a save to the reload. An unchanged chapter is found by
+// its Markdown's identity (see sameBytes); other Markdown by a hash of the
+// key and the text, checked against both. The cache is emptied when it
+// holds more than mdCacheMax chapters. Values are shared: callers must not
+// modify them. It is safe for concurrent use.
+type mdCache[V any] struct {
+	mu      sync.Mutex
 	seed    maphash.Seed
-	entries map[uint64]blockEntry
-	same    map[sameBytes][]Block
-}{seed: maphash.MakeSeed(), entries: map[uint64]blockEntry{}, same: map[sameBytes][]Block{}}
+	entries map[uint64]mdEntry[V]
+	same    map[sameKey]V
+}
+
+const mdCacheMax = 20000
+
+type mdEntry[V any] struct {
+	key, md string
+	v       V
+}
+
+type sameKey struct {
+	key string
+	md  sameBytes
+}
 
 // sameBytes names a byte slice by its backing array and length. A
 // chapter's Markdown is never modified once expanded, and the expansion
 // cache hands an unchanged chapter's Doc out again with the same slice, so
-// a rebuild finds an unchanged chapter here without hashing or comparing
-// its text (at 1,000 chapters, 10 MB of both per rebuild). The key holds
-// the array, so its address cannot be reused while the entry exists.
+// a rebuild finds an unchanged chapter without hashing or comparing its
+// text (at 1,000 chapters, 10 MB of both per rebuild). The key holds the
+// array, so its address cannot be reused while the entry exists.
 type sameBytes struct {
 	p *byte
 	n int
 }
 
-func sameOf(b []byte) (sameBytes, bool) {
-	return sameBytes{unsafe.SliceData(b), len(b)}, len(b) > 0
+func newMDCache[V any]() *mdCache[V] {
+	return &mdCache[V]{seed: maphash.MakeSeed(), entries: map[uint64]mdEntry[V]{}, same: map[sameKey]V{}}
 }
 
-const blockCacheMax = 20000
-
-type blockEntry struct {
-	md     string
-	blocks []Block
+// get returns f(key, md) through the cache.
+func (c *mdCache[V]) get(key string, md []byte, f func(key string, md []byte) V) V {
+	sk := sameKey{key, sameBytes{unsafe.SliceData(md), len(md)}}
+	byID := len(md) > 0
+	if byID {
+		c.mu.Lock()
+		v, ok := c.same[sk]
+		c.mu.Unlock()
+		if ok {
+			return v
+		}
+	}
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteString(key)
+	h.WriteByte(0)
+	h.Write(md)
+	k := h.Sum64()
+	c.mu.Lock()
+	e, ok := c.entries[k]
+	c.mu.Unlock()
+	v := e.v
+	if !ok || e.key != key || e.md != string(md) {
+		v = f(key, md)
+	}
+	c.mu.Lock()
+	if len(c.entries) >= mdCacheMax || len(c.same) >= mdCacheMax {
+		clear(c.entries)
+		clear(c.same)
+	}
+	c.entries[k] = mdEntry[V]{key: key, md: string(md), v: v}
+	if byID {
+		c.same[sk] = v
+	}
+	c.mu.Unlock()
+	return v
 }
+
+// blockCache holds FindBlocks of the chapters seen (key "").
+var blockCache = newMDCache[[]Block]()
 
 // findBlocksCached is FindBlocks through blockCache. The blocks returned
 // are shared: callers must not modify them.
 func findBlocksCached(md []byte) []Block {
-	id, byID := sameOf(md)
-	if byID {
-		blockCache.Lock()
-		blocks, ok := blockCache.same[id]
-		blockCache.Unlock()
-		if ok {
-			return blocks
-		}
-	}
-	h := maphash.Bytes(blockCache.seed, md)
-	blockCache.Lock()
-	e, ok := blockCache.entries[h]
-	blockCache.Unlock()
-	blocks := e.blocks
-	if !ok || e.md != string(md) {
-		blocks = FindBlocks(md)
-	}
-	blockCache.Lock()
-	if len(blockCache.entries) >= blockCacheMax || len(blockCache.same) >= blockCacheMax {
-		clear(blockCache.entries)
-		clear(blockCache.same)
-	}
-	blockCache.entries[h] = blockEntry{md: string(md), blocks: blocks}
-	if byID {
-		blockCache.same[id] = blocks
-	}
-	blockCache.Unlock()
-	return blocks
+	return blockCache.get("", md, func(_ string, md []byte) []Block { return FindBlocks(md) })
 }
 
 // prefetch fills blockCache and claimLinkCache for docs on every core, so
