@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -79,8 +78,30 @@ type appendOut struct {
 	LastSeq     uint64
 }
 
-// readOut is the content of the stream as a linearizable read saw it.
-type readOut struct{ Content string }
+// readOut is the content of the stream as a linearizable read saw it, with
+// its length and sum as the model compares them (readOf makes one).
+type readOut struct {
+	Content string
+	Len     int
+	Sum     uint64
+}
+
+func readOf(content string) readOut {
+	return readOut{Content: content, Len: len(content), Sum: extendSum(sumBasis, content)}
+}
+
+// sumBasis and extendSum are 64-bit FNV-1a, kept open so that the model
+// extends the sum of the stream by each append instead of hashing the
+// whole stream at each step of porcupine's search.
+const sumBasis uint64 = 14695981039346656037
+
+func extendSum(h uint64, data string) uint64 {
+	for i := 0; i < len(data); i++ {
+		h ^= uint64(data[i])
+		h *= 1099511628211
+	}
+	return h
+}
 
 type readIn struct{}
 
@@ -90,11 +111,16 @@ type producerState struct {
 	Epoch, LastSeq uint64
 }
 
-// modelState is one stream with idempotent producers: its bytes and the
-// state of each producer id. It is comparable, as porcupine's == needs.
+// modelState is one stream with idempotent producers: the length and the
+// FNV-1a sum of its bytes (a read matches when both do; two different
+// contents of one length collide with odds of about 2^-64), and the state
+// of each producer id. It is comparable and small: porcupine compares and
+// hashes a state at every step of its search, and the stream reaches
+// tens of kilobytes.
 type modelState struct {
-	Content string
-	P       [producers]producerState
+	Len int
+	Sum uint64
+	P   [producers]producerState
 }
 
 // decide is the producer rule of PROTOCOL.md 5.2.1, written here from the
@@ -125,7 +151,8 @@ func decide(cur producerState, in appendIn) (out appendOut, apply bool) {
 func step(s modelState, in appendIn) (modelState, appendOut) {
 	out, apply := decide(s.P[in.P], in)
 	if apply {
-		s.Content += in.Data
+		s.Len += len(in.Data)
+		s.Sum = extendSum(s.Sum, in.Data)
 		s.P[in.P] = producerState{Known: true, Epoch: in.Epoch, LastSeq: in.Seq}
 	}
 	return s, out
@@ -148,43 +175,42 @@ func sameAnswer(want, got appendOut) bool {
 }
 
 // streamModel is the porcupine model. An append whose outcome the client
-// never learned is kept in the history only if its data is in the final
-// stream (see resolveUnknown); it then took effect at some point after its
-// call, with whatever answer the producer rule gives there.
-var streamModel = porcupine.NondeterministicModel{
-	Init: func() []interface{} { return []interface{}{modelState{}} },
-	Step: func(state, input, output interface{}) []interface{} {
+// never learned is in the history only if it took effect: resolveUnknown
+// drops the attempts whose data is not in the final stream and merges the
+// copies of one that is. So the model takes such an append only where the
+// producer rule applies it; taking it as refused anywhere would let
+// porcupine try it at every step of the search as a no-op, which is both
+// wrong and, on a long history, a search that does not end.
+var streamModel = porcupine.Model{
+	Init: func() interface{} { return modelState{Sum: sumBasis} },
+	Step: func(state, input, output interface{}) (bool, interface{}) {
 		s := state.(modelState)
 		switch in := input.(type) {
 		case readIn:
-			if output.(readOut).Content == s.Content {
-				return []interface{}{s}
-			}
-			return nil
+			out := output.(readOut)
+			return out.Len == s.Len && out.Sum == s.Sum, s
 		case appendIn:
 			next, want := step(s, in)
 			out := output.(appendOut)
 			if out.Unknown {
-				return []interface{}{next}
+				return want.Outcome == stream.Appended, next
 			}
-			if sameAnswer(want, out) {
-				return []interface{}{next}
-			}
-			return nil
+			return sameAnswer(want, out), next
 		}
 		panic(fmt.Sprintf("unknown input %T", input))
 	},
 	Hash: func(state interface{}) uint64 {
 		s := state.(modelState)
-		h := fnv.New64a()
-		h.Write([]byte(s.Content))
-		fmt.Fprint(h, s.P)
-		return h.Sum64()
+		h := s.Sum ^ uint64(s.Len)<<32
+		for _, p := range s.P {
+			h = h*31 + p.Epoch<<20 + p.LastSeq
+		}
+		return h
 	},
 	DescribeOperation: func(input, output interface{}) string {
 		switch in := input.(type) {
 		case readIn:
-			return fmt.Sprintf("read() -> %d bytes", len(output.(readOut).Content))
+			return fmt.Sprintf("read() -> %d bytes", output.(readOut).Len)
 		case appendIn:
 			return fmt.Sprintf("append(p%d, epoch %d, seq %d) -> %+v", in.P, in.Epoch, in.Seq, output)
 		}
@@ -192,8 +218,80 @@ var streamModel = porcupine.NondeterministicModel{
 	},
 	DescribeState: func(state interface{}) string {
 		s := state.(modelState)
-		return fmt.Sprintf("%d bytes, producers %+v", len(s.Content), s.P)
+		return fmt.Sprintf("%d bytes, producers %+v", s.Len, s.P)
 	},
+}
+
+// logModel is streamModel with the order of the final stream built in, for
+// a history that ends with a read of final (as every schedule's does).
+// Its state is how many of final's chunks have been applied, and the
+// producers' state; an append is taken as applied only if it is the next
+// chunk of final, and a read only if it returned exactly the chunks
+// applied so far.
+//
+// It accepts exactly the histories streamModel accepts: in any
+// linearization streamModel accepts, the final read returns the appends
+// applied, in linearization order, and each chunk ends with the only "|"
+// it holds, so the applied appends are final's chunks in final's order;
+// the stream only grows, so every read returned a prefix of final. What
+// changes is the search. With streamModel, porcupine learns that two
+// appends of different producers were taken in the wrong order only at
+// the next read, and every interleaving of concurrent appends between
+// two reads is a different state: on a loaded machine, with reads
+// hundreds of milliseconds apart, that search did not end in minutes.
+// With logModel a wrong order is refused at the append itself.
+func logModel(final string) porcupine.Model {
+	var chunks []string
+	ends, sums := []int{0}, []uint64{sumBasis}
+	for _, d := range strings.SplitAfter(final, "|") {
+		if d != "" {
+			chunks = append(chunks, d)
+			ends = append(ends, ends[len(ends)-1]+len(d))
+			sums = append(sums, extendSum(sums[len(sums)-1], d))
+		}
+	}
+	m := streamModel
+	m.Init = func() interface{} { return logState{} }
+	m.Step = func(state, input, output interface{}) (bool, interface{}) {
+		s := state.(logState)
+		switch in := input.(type) {
+		case readIn:
+			out := output.(readOut)
+			return out.Len == ends[s.K] && out.Sum == sums[s.K], s
+		case appendIn:
+			want, apply := decide(s.P[in.P], in)
+			out := output.(appendOut)
+			if apply {
+				if s.K == len(chunks) || chunks[s.K] != in.Data || !out.Unknown && !sameAnswer(want, out) {
+					return false, s
+				}
+				s.K++
+				s.P[in.P] = producerState{Known: true, Epoch: in.Epoch, LastSeq: in.Seq}
+				return true, s
+			}
+			return !out.Unknown && sameAnswer(want, out), s
+		}
+		panic(fmt.Sprintf("unknown input %T", input))
+	}
+	m.Hash = func(state interface{}) uint64 {
+		s := state.(logState)
+		h := uint64(s.K)
+		for _, p := range s.P {
+			h = h*31 + p.Epoch<<20 + p.LastSeq
+		}
+		return h
+	}
+	m.DescribeState = func(state interface{}) string {
+		s := state.(logState)
+		return fmt.Sprintf("%d chunks, %d bytes, producers %+v", s.K, ends[s.K], s.P)
+	}
+	return m
+}
+
+// logState is logModel's state: K chunks of the final stream applied.
+type logState struct {
+	K int
+	P [producers]producerState
 }
 
 // history records client operations with monotonic timestamps.
@@ -224,8 +322,15 @@ func (h *history) add(client int, in, out interface{}, call, ret int64) {
 // is known to have passed. Without the bound, every unknown append of a
 // schedule with partitions stays concurrent with the rest of the history
 // and the search can run for minutes.
+//
+// Copies of one unknown append that stay (the client retried unchanged
+// and never learned of either) become one operation: exactly one of them
+// took effect, somewhere between the earliest call and the earliest of
+// their bounds, and the others were refused as duplicates and changed
+// nothing.
 func resolveUnknown(ops []porcupine.Operation, final string) []porcupine.Operation {
 	var out []porcupine.Operation
+	kept := map[appendIn]int{} // an unknown append -> its index in out
 	for _, op := range ops {
 		o, ok := op.Output.(appendOut)
 		if !ok || !o.Unknown {
@@ -265,6 +370,11 @@ func resolveUnknown(ops []porcupine.Operation, final string) []porcupine.Operati
 				op.Return = r.Return
 			}
 		}
+		if i, ok := kept[in]; ok {
+			out[i].Call, out[i].Return = min(out[i].Call, op.Call), min(out[i].Return, op.Return)
+			continue
+		}
+		kept[in] = len(out)
 		out = append(out, op)
 	}
 	return out
@@ -276,8 +386,8 @@ func resolveUnknown(ops []porcupine.Operation, final string) []porcupine.Operati
 //
 // The rule is exact, not a heuristic. In every linearization the model
 // accepts, the appends that took effect are ordered as their data is in
-// the final stream (the model concatenates in linearization order, and
-// the final read must equal the result), and a read that returned the
+// the final stream (the model's stream is the appends in linearization
+// order, and the final read must match it), and a read that returned the
 // first k of them is linearized after the k-th and before the (k+1)-th.
 // That chains appends and reads into groups: reads of nothing, append 1,
 // reads of 1, append 2, and so on. An operation's linearization point
@@ -287,11 +397,6 @@ func resolveUnknown(ops []porcupine.Operation, final string) []porcupine.Operati
 // keeps every linearization the model accepts and adds none. Appends that
 // were refused, and reads that are not a prefix of the final stream, keep
 // their windows (porcupine judges them as before).
-//
-// Copies of one unknown append (the client retries unchanged) are merged
-// into one operation: exactly one of them took effect, somewhere between
-// the earliest call and the earliest bound (resolveUnknown's), and the
-// others changed nothing.
 //
 // An error means the narrowed window of some operation is empty: an
 // operation that the stream orders after another returned before that
@@ -313,12 +418,11 @@ func boundByLog(ops []porcupine.Operation, final string) ([]porcupine.Operation,
 	}
 	n := len(ends) - 1
 
-	// Merge the unknown copies and find each operation's group: 2k-1 for
-	// the append at position k, 2k for a read of the first k appends, -1
-	// when the final stream does not order it.
+	// Each operation's group: 2k-1 for the append at position k, 2k for a
+	// read of the first k appends, -1 when the final stream does not order
+	// it.
 	var out []porcupine.Operation
 	var group []int
-	merged := map[string]int{} // chunk -> index in out of its unknown op
 	applied := map[string]int{}
 	for _, op := range ops {
 		g := -1
@@ -326,17 +430,7 @@ func boundByLog(ops []porcupine.Operation, final string) ([]porcupine.Operation,
 		case appendOut:
 			d := op.Input.(appendIn).Data
 			k, ok := at[d]
-			switch {
-			case !ok:
-			case o.Unknown:
-				if i, ok := merged[d]; ok {
-					out[i].Call = min(out[i].Call, op.Call)
-					out[i].Return = min(out[i].Return, op.Return)
-					continue
-				}
-				merged[d] = len(out)
-				g = 2*k - 1
-			case o.Outcome == stream.Appended:
+			if ok && (o.Unknown || o.Outcome == stream.Appended) {
 				g = 2*k - 1
 			}
 			if g >= 0 {
@@ -355,7 +449,7 @@ func boundByLog(ops []porcupine.Operation, final string) ([]porcupine.Operation,
 	}
 	for _, c := range applied {
 		if c > 1 {
-			return ops, nil // one chunk applied twice: contentProblems reports it
+			return ops, nil // one chunk applied twice (or unmerged copies): contentProblems reports it
 		}
 	}
 
@@ -575,7 +669,7 @@ func (r *run) reader(client int, rng *rand.Rand) {
 		ret := r.h.now()
 		cancel()
 		if err == nil {
-			r.h.add(client, readIn{}, readOut{content}, call, ret)
+			r.h.add(client, readIn{}, readOf(content), call, ret)
 			r.count("read")
 		}
 		time.Sleep(time.Duration(5+rng.IntN(10)) * time.Millisecond)
@@ -726,7 +820,7 @@ func runSchedule(t *testing.T, seed uint64) (ops, nfaults int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.h.add(writers+1, readIn{}, readOut{final}, call, r.h.now())
+	r.h.add(writers+1, readIn{}, readOf(final), call, r.h.now())
 
 	t.Logf("seed %d (durable %v): faults %v; outcomes %v; %d bytes, %d claims acknowledged, %d restores from snapshots",
 		seed, opts.Dir != "", faultLog, r.counts, len(final), len(r.claims), restores.Load())
@@ -737,7 +831,7 @@ func runSchedule(t *testing.T, seed uint64) (ops, nfaults int) {
 	if bounded, err := boundByLog(resolveUnknown(r.h.ops, final), final); err != nil {
 		t.Errorf("seed %d: not linearizable: %v", seed, err)
 	} else {
-		checkLinearizable(t, bounded, seed)
+		checkLinearizable(t, bounded, final, seed)
 	}
 	if r.counts[string(stream.Appended)] == 0 || len(r.claims) == 0 {
 		t.Errorf("seed %d: no append or no claim was acknowledged: the schedule tested nothing", seed)
@@ -839,15 +933,15 @@ func checkVotersAgree(t *testing.T, c *replicatest.Cluster) {
 	}
 }
 
-// linearizabilityBudget bounds one porcupine check. After boundByLog a
-// check of a schedule's ~2,000 operations takes well under a second even
-// on a loaded machine; before it, a schedule under load once kept
-// porcupine searching for 3 minutes. A check that runs out is a failure,
-// never a pass.
+// linearizabilityBudget bounds one porcupine check. With logModel and
+// boundByLog a check of a schedule's ~2,000 operations takes milliseconds
+// even on a loaded machine; before them, schedules under load kept
+// porcupine searching for minutes (see logModel). A check that runs out
+// is a failure, never a pass.
 const linearizabilityBudget = time.Minute
 
-func checkLinearizable(t *testing.T, ops []porcupine.Operation, seed uint64) {
-	model := streamModel.ToModel()
+func checkLinearizable(t *testing.T, ops []porcupine.Operation, final string, seed uint64) {
+	model := logModel(final)
 	start := time.Now()
 	res, info := porcupine.CheckOperationsVerbose(model, ops, linearizabilityBudget)
 	t.Logf("seed %d: porcupine checked %d operations in %v: %s", seed, len(ops), time.Since(start).Round(time.Millisecond), res)
@@ -910,23 +1004,23 @@ func TestFaultCheckersCatchViolations(t *testing.T) {
 	ok0 := appendOut{Outcome: stream.Appended, Epoch: 1, Seq: 0}
 	ok1 := appendOut{Outcome: stream.Appended, Epoch: 1, Seq: 1}
 	okClaim := appendOut{Outcome: stream.Appended, Epoch: 2, Claim: true, ClosedEpoch: 1, LastSeq: 0}
-	model := streamModel.ToModel()
+	model := streamModel
 	histories := []struct {
 		name  string
 		ops   []porcupine.Operation
 		legal bool
 	}{
 		{"sequential appends and a read", []porcupine.Operation{
-			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 3), op(1, readIn{}, readOut{in0.Data + in1.Data}, 4, 5)}, true},
+			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 3), op(1, readIn{}, readOf(in0.Data+in1.Data), 4, 5)}, true},
 		{"a concurrent read may miss an append", []porcupine.Operation{
-			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 5), op(1, readIn{}, readOut{in0.Data}, 3, 4)}, true},
+			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 5), op(1, readIn{}, readOf(in0.Data), 3, 4)}, true},
 		{"an unknown append may land after a later read", []porcupine.Operation{
-			op(0, in0, appendOut{Unknown: true}, 0, math.MaxInt64), op(1, readIn{}, readOut{""}, 2, 3),
-			op(1, readIn{}, readOut{in0.Data}, 4, 5)}, true},
+			op(0, in0, appendOut{Unknown: true}, 0, math.MaxInt64), op(1, readIn{}, readOf(""), 2, 3),
+			op(1, readIn{}, readOf(in0.Data), 4, 5)}, true},
 		{"stale read: misses an append acknowledged before it", []porcupine.Operation{
-			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 3), op(1, readIn{}, readOut{in0.Data}, 4, 5)}, false},
+			op(0, in0, ok0, 0, 1), op(0, in1, ok1, 2, 3), op(1, readIn{}, readOf(in0.Data), 4, 5)}, false},
 		{"read sees an append not yet sent", []porcupine.Operation{
-			op(1, readIn{}, readOut{in0.Data}, 0, 1), op(0, in0, ok0, 2, 3)}, false},
+			op(1, readIn{}, readOf(in0.Data), 0, 1), op(0, in0, ok0, 2, 3)}, false},
 		{"fenced epoch appended after the claim was acknowledged", []porcupine.Operation{
 			op(0, in0, ok0, 0, 1), op(1, claim2, okClaim, 2, 3), op(0, in1, ok1, 4, 5)}, false},
 		{"claim answers the wrong LastSeq", []porcupine.Operation{
@@ -953,9 +1047,9 @@ func TestResolveUnknownBoundsByTheFirstReadThatSawIt(t *testing.T) {
 	ops := []porcupine.Operation{
 		{ClientId: 0, Input: seen, Output: unknown, Call: 0, Return: math.MaxInt64},
 		{ClientId: 1, Input: lost, Output: unknown, Call: 1, Return: math.MaxInt64},
-		{ClientId: 2, Input: readIn{}, Output: readOut{""}, Call: 2, Return: 3},
-		{ClientId: 2, Input: readIn{}, Output: readOut{seen.Data}, Call: 4, Return: 5},
-		{ClientId: 2, Input: readIn{}, Output: readOut{seen.Data}, Call: 6, Return: 7},
+		{ClientId: 2, Input: readIn{}, Output: readOf(""), Call: 2, Return: 3},
+		{ClientId: 2, Input: readIn{}, Output: readOf(seen.Data), Call: 4, Return: 5},
+		{ClientId: 2, Input: readIn{}, Output: readOf(seen.Data), Call: 6, Return: 7},
 		{ClientId: 0, Input: late, Output: unknown, Call: 8, Return: math.MaxInt64},
 	}
 	got := resolveUnknown(ops, seen.Data+late.Data)
@@ -974,7 +1068,7 @@ func TestResolveUnknownBoundsByTheFirstReadThatSawIt(t *testing.T) {
 	if returns[late.Data] != math.MaxInt64 {
 		t.Errorf("late append's return = %d, want +∞", returns[late.Data])
 	}
-	if !porcupine.CheckOperations(streamModel.ToModel(), got) {
+	if !porcupine.CheckOperations(streamModel, got) {
 		t.Error("the resolved history is not linearizable")
 	}
 }
@@ -1004,26 +1098,30 @@ func TestResolveUnknownUsesRetries(t *testing.T) {
 			}
 		}
 	}
-	if !porcupine.CheckOperations(streamModel.ToModel(), got) {
+	if !porcupine.CheckOperations(streamModel, got) {
 		t.Error("the resolved history is not linearizable")
 	}
 }
 
-// TestBoundByLogKeepsTheVerdict checks that boundByLog is exact: on small
-// random histories, legal and not, porcupine's verdict on the narrowed
-// history is its verdict on the history as recorded, and an error from
-// boundByLog comes only with a history porcupine rejects.
+// TestBoundByLogKeepsTheVerdict checks that boundByLog and logModel are
+// exact: on small random histories, legal and not, porcupine's verdict
+// with streamModel on the history as resolveUnknown leaves it is its
+// verdict with logModel, on that history and on the narrowed one, and an
+// error from boundByLog comes only with a history porcupine rejects.
 func TestBoundByLogKeepsTheVerdict(t *testing.T) {
-	model := streamModel.ToModel()
 	legal, illegal := 0, 0
 	for seed := range uint64(3000) {
 		ops, final := randomHistory(rand.New(rand.NewPCG(seed, 7)))
-		want := porcupine.CheckOperations(model, ops)
+		ops = resolveUnknown(ops, final)
+		want := porcupine.CheckOperations(streamModel, ops)
+		if got := porcupine.CheckOperations(logModel(final), ops); got != want {
+			t.Fatalf("seed %d: linearizable = %v with streamModel, %v with logModel:\n%s", seed, want, got, describeOps(ops))
+		}
 		bounded, err := boundByLog(ops, final)
 		switch {
 		case err != nil && want:
 			t.Fatalf("seed %d: boundByLog: %v, but the history is linearizable:\n%s", seed, err, describeOps(ops))
-		case err == nil && porcupine.CheckOperations(model, bounded) != want:
+		case err == nil && porcupine.CheckOperations(logModel(final), bounded) != want:
 			t.Fatalf("seed %d: linearizable = %v as recorded, %v narrowed:\n%s\nnarrowed:\n%s",
 				seed, want, !want, describeOps(ops), describeOps(bounded))
 		}
@@ -1082,17 +1180,20 @@ func randomHistory(rng *rand.Rand) ([]porcupine.Operation, string) {
 		evs = append(evs, e)
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].point < evs[j].point })
-	s := modelState{}
+	s, content := modelState{Sum: sumBasis}, ""
 	var ops []porcupine.Operation
 	for _, e := range evs {
 		switch in := e.op.Input.(type) {
 		case readIn:
-			e.op.Output = readOut{s.Content}
+			e.op.Output = readOf(content)
 		case appendIn:
 			if !e.lost {
 				var out appendOut
 				s, out = step(s, in)
 				e.op.Output = out
+				if out.Outcome == stream.Appended { // decide applies exactly these
+					content += in.Data
+				}
 			}
 			if e.unknown {
 				e.op.Output, e.op.Return = appendOut{Unknown: true}, math.MaxInt64
@@ -1100,8 +1201,8 @@ func randomHistory(rng *rand.Rand) ([]porcupine.Operation, string) {
 		}
 		ops = append(ops, e.op)
 	}
-	final := s.Content
-	ops = append(ops, porcupine.Operation{ClientId: 3, Input: readIn{}, Output: readOut{final},
+	final := content
+	ops = append(ops, porcupine.Operation{ClientId: 3, Input: readIn{}, Output: readOf(final),
 		Call: tm[0] + tm[1] + tm[2] + 20, Return: tm[0] + tm[1] + tm[2] + 21})
 	switch rng.IntN(4) {
 	case 0: // move one window
@@ -1125,7 +1226,7 @@ func randomHistory(rng *rand.Rand) ([]porcupine.Operation, string) {
 			}
 			for k := range ops {
 				if r, ok := ops[k].Output.(readOut); ok {
-					ops[k].Output = readOut{swap(r.Content)}
+					ops[k].Output = readOf(swap(r.Content))
 				}
 			}
 			final = swap(final)
@@ -1170,7 +1271,7 @@ func TestBoundByLogNarrowsUnknownWindows(t *testing.T) {
 		final.WriteString(in.Data)
 		tm += 3
 	}
-	ops = append(ops, porcupine.Operation{ClientId: producers, Input: readIn{}, Output: readOut{final.String()}, Call: tm, Return: tm + 1})
+	ops = append(ops, porcupine.Operation{ClientId: producers, Input: readIn{}, Output: readOf(final.String()), Call: tm, Return: tm + 1})
 	widest := func(ops []porcupine.Operation) int {
 		w := 0
 		for i := range ops {
@@ -1194,7 +1295,7 @@ func TestBoundByLogNarrowsUnknownWindows(t *testing.T) {
 	if w := widest(bounded); w > 4 {
 		t.Errorf("after boundByLog an operation still overlaps %d others, want at most 4", w)
 	}
-	if !porcupine.CheckOperations(streamModel.ToModel(), bounded) {
+	if !porcupine.CheckOperations(streamModel, bounded) {
 		t.Error("the narrowed history is not linearizable")
 	}
 }
@@ -1207,13 +1308,13 @@ func TestBoundByLogNamesTheInversion(t *testing.T) {
 	ops := []porcupine.Operation{
 		{ClientId: 0, Input: first, Output: appendOut{Outcome: stream.Appended, Epoch: 1}, Call: 0, Return: 1},
 		{ClientId: 1, Input: second, Output: appendOut{Outcome: stream.Appended, Epoch: 1}, Call: 2, Return: 3},
-		{ClientId: 2, Input: readIn{}, Output: readOut{second.Data + first.Data}, Call: 4, Return: 5},
+		{ClientId: 2, Input: readIn{}, Output: readOf(second.Data + first.Data), Call: 4, Return: 5},
 	}
 	_, err := boundByLog(ops, second.Data+first.Data)
 	if err == nil || !strings.Contains(err.Error(), "append(p1, epoch 1, seq 0)") || !strings.Contains(err.Error(), "append(p0, epoch 1, seq 0)") {
 		t.Errorf("boundByLog = %v, want an error naming both appends", err)
 	}
-	if porcupine.CheckOperations(streamModel.ToModel(), ops) {
+	if porcupine.CheckOperations(streamModel, ops) {
 		t.Error("porcupine accepts the inverted history")
 	}
 }
