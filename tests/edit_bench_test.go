@@ -20,9 +20,12 @@ import (
 // a prose edit under bookgen serve: from the write of the chapter file to
 // the reload event on an open page's event stream (fsnotify, the quiet
 // period, the rebuild, the event), with warm caches. It reports the median
-// (p50-ms) besides the mean. Books: the good fixture, and generated books
-// of 100 and 1,000 chapters (genBook: prose, a table, a Go listing and an
-// ignored transcript per chapter). Run with
+// (p50-ms) besides the mean. Books: the good fixture, generated books of
+// 100 and 1,000 chapters (genBook: prose, a table, a Go listing and an
+// ignored transcript per chapter), and a copy of this repository's own
+// book (realbook: its examples, checks, figures and claims; the edit is to
+// book/stream.md), which shares the repository's .bookgen-cache so that
+// only its first run pays for the checks. Run with
 //
 //	go test ./tests -run '^$' -bench ProseEditToReload -benchtime 20x
 func BenchmarkProseEditToReload(b *testing.B) {
@@ -36,18 +39,53 @@ func BenchmarkProseEditToReload(b *testing.B) {
 		}},
 		{"chapters=100", func(b *testing.B) (string, string) { return genBook(b, 100) }},
 		{"chapters=1000", func(b *testing.B) (string, string) { return genBook(b, 1000) }},
+		{"realbook", copyRealBook},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			root, chapter := tc.root(b)
-			benchEdit(b, root, chapter)
+			cache := b.TempDir()
+			if tc.name == "realbook" {
+				abs, err := filepath.Abs(filepath.Join("..", ".bookgen-cache"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				cache = abs
+			}
+			benchEdit(b, root, chapter, cache)
 		})
 	}
+}
+
+// copyRealBook copies what this repository's book is built from (go.mod,
+// go.sum, book/, examples/, and internal/, which example tests import) to
+// a temporary folder and returns it and the chapter to edit.
+func copyRealBook(b *testing.B) (root, chapter string) {
+	root = b.TempDir()
+	for _, name := range []string{"go.mod", "go.sum", "book", "examples", "internal"} {
+		src := filepath.Join("..", name)
+		fi, err := os.Stat(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fi.IsDir() {
+			copyTree(b, src, filepath.Join(root, name))
+			continue
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return root, filepath.Join(root, "book", "stream.md")
 }
 
 // settle is the pause before each measured edit (see benchEdit).
 const settle = 300 * time.Millisecond
 
-func benchEdit(b *testing.B, root, chapter string) {
+func benchEdit(b *testing.B, root, chapter, cacheDir string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -55,12 +93,12 @@ func benchEdit(b *testing.B, root, chapter string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	opt := serve.Options{Build: build.Options{Root: root, Out: filepath.Join(b.TempDir(), "site")}, Log: &lockedLog{}}
-	opt.Build.Verify.CacheDir = b.TempDir()
+	opt.Build.Verify.CacheDir = cacheDir
 	done := make(chan error, 1)
 	go func() { done <- serve.Run(ctx, ln, opt) }()
 	defer func() { cancel(); <-done }()
 	base := "http://" + ln.Addr().String()
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(20 * time.Minute) // a cold real book runs every check first
 	for {
 		resp, err := http.Get(base + "/index.html")
 		if err == nil {

@@ -64,8 +64,13 @@ type entry struct {
 }
 
 type cache struct {
-	root string // repository root
-	dir  string // CacheDir/verify
+	root string  // repository root
+	dir  string  // CacheDir/verify
+	h    *hashes // this verification's hashes of root's files
+}
+
+func newCache(root, dir string) *cache {
+	return &cache{root: root, dir: dir, h: newHashes(root)}
 }
 
 func sum(b []byte) string {
@@ -79,26 +84,24 @@ func (c *cache) path(key string) string {
 
 // lookup returns the entry stored under key if every file and directory it
 // depended on is unchanged.
+// The entry returned is shared (see readEntry): the caller does not
+// modify it.
 func (c *cache) lookup(key string) (*entry, bool) {
-	data, err := os.ReadFile(c.path(key))
-	if err != nil {
-		return nil, false
-	}
-	var e entry
-	if json.Unmarshal(data, &e) != nil || e.Key != key {
+	e := entries.get(c.path(key), readEntry)
+	if e == nil || e.Key != key {
 		return nil, false
 	}
 	for f, h := range e.Manifest.Files {
-		if hashFile(c.root, f) != h {
+		if c.h.file(f) != h {
 			return nil, false
 		}
 	}
 	for d, h := range e.Manifest.Dirs {
-		if hashDir(c.root, d) != h {
+		if c.h.dir(d) != h {
 			return nil, false
 		}
 	}
-	return &e, true
+	return e, true
 }
 
 // store writes e under e.Key atomically.
@@ -133,53 +136,30 @@ func writeAtomic(name string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
-func hashFile(root, rel string) string {
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-	if err != nil {
-		return "-"
-	}
-	return sum(data)
-}
-
-func hashDir(root, rel string) string {
-	ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
-	if err != nil {
-		return "-"
-	}
-	var b strings.Builder
-	for _, e := range ents {
-		b.WriteString(e.Name())
-		if e.IsDir() {
-			b.WriteByte('/')
-		}
-		b.WriteByte('\n')
-	}
-	return sum([]byte(b.String()))
-}
-
 // newManifest records go.mod, go.sum, every regular file directly in each
 // of l.dirs (repository-relative), everything under their testdata/, and
 // each embedded file in l.embeds with the listing of every directory
 // between its package directory and itself (so that a file added to an
 // embedded directory is noticed too).
-func newManifest(root string, l listed) manifest {
+func newManifest(h *hashes, l listed) manifest {
+	root := h.root
 	dirs := l.dirs
 	m := manifest{Files: map[string]string{}, Dirs: map[string]string{}}
 	for _, f := range []string{"go.mod", "go.sum"} {
-		m.Files[f] = hashFile(root, f)
+		m.Files[f] = h.file(f)
 	}
 	var addDir func(d string, recursive bool)
 	addDir = func(d string, recursive bool) {
 		if _, ok := m.Dirs[d]; ok && !recursive {
 			return
 		}
-		m.Dirs[d] = hashDir(root, d)
+		m.Dirs[d] = h.dir(d)
 		ents, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
 		for _, e := range ents {
 			p := path.Join(d, e.Name())
 			switch {
 			case e.Type().IsRegular():
-				m.Files[p] = hashFile(root, p)
+				m.Files[p] = h.file(p)
 			case e.IsDir() && (recursive || e.Name() == "testdata"):
 				addDir(p, true)
 			}
@@ -189,10 +169,10 @@ func newManifest(root string, l listed) manifest {
 		addDir(d, false)
 	}
 	for _, e := range l.embeds {
-		m.Files[e.file] = hashFile(root, e.file)
+		m.Files[e.file] = h.file(e.file)
 		for d := path.Dir(e.file); d != e.pkgDir && d != "." && d != "/"; d = path.Dir(d) {
 			if _, ok := m.Dirs[d]; !ok {
-				m.Dirs[d] = hashDir(root, d)
+				m.Dirs[d] = h.dir(d)
 			}
 		}
 	}
@@ -203,7 +183,8 @@ func newManifest(root string, l listed) manifest {
 // ("./examples/stream/..."), the listing of every directory under the
 // pattern's fixed part, so that a package added there (which go list could
 // not name before it existed) invalidates the entry.
-func (m manifest) addPatternTrees(root string, args []string) {
+func (m manifest) addPatternTrees(h *hashes, args []string) {
+	root := h.root
 	for _, a := range args {
 		i := strings.Index(a, "...")
 		if i < 0 {
@@ -232,7 +213,7 @@ func (m manifest) addPatternTrees(root string, args []string) {
 				return filepath.SkipDir
 			}
 			if _, ok := m.Dirs[rel]; !ok {
-				m.Dirs[rel] = hashDir(root, rel)
+				m.Dirs[rel] = h.dir(rel)
 			}
 			return nil
 		})

@@ -400,8 +400,20 @@ type testFunc struct {
 	problem    string // why go test does not run it, "" when it does
 }
 
-// parseTestFile reads the repository file rel with go/parser.
+// testFiles remembers parsed test files by path and stamp (see stampMemo):
+// a rebuild parses only the test files that changed.
+var testFiles = newStampMemo[*testFile]()
+
+// parseTestFile reads the repository file rel with go/parser, or returns
+// what it read last time if the file is unchanged. The testFile is shared:
+// the caller does not modify it.
 func parseTestFile(root, rel string) *testFile {
+	return testFiles.get(filepath.Join(root, filepath.FromSlash(rel)), func(string) (*testFile, bool) {
+		return readTestFile(root, rel), true
+	})
+}
+
+func readTestFile(root, rel string) *testFile {
 	tf := &testFile{funcs: map[string]testFunc{}}
 	abs := filepath.Join(root, filepath.FromSlash(rel))
 	src, err := os.ReadFile(abs)

@@ -51,7 +51,7 @@ func TestVerifyIgnoresGoStderr(t *testing.T) {
 		t.Fatal("no check ran")
 	}
 	// The version recorded in the cache key is go's stdout only.
-	v := &verifier{root: root, goCmd: "go", exec: execProcess, cache: &cache{root: root, dir: t.TempDir()}}
+	v := &verifier{root: root, goCmd: "go", exec: execProcess, cache: newCache(root, t.TempDir())}
 	ver, err := v.goVersion(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -212,6 +212,38 @@ type Edit struct {
 	Text     string
 }
 
+// Matches reports whether actual matches expected as Compare does, without
+// computing the alignment: in one pass when expected has no "..." line,
+// and otherwise by the usual wildcard match (each "..." absorbs any run
+// of lines; on a mismatch the last "..." takes one line more), which
+// needs no table. A cached transcript is checked this way on every
+// rebuild.
+func Matches(expected, actual []string) bool {
+	expected = trimTrailingBlank(expected)
+	actual = trimTrailingBlank(actual)
+	i, j := 0, 0
+	star, mark := -1, 0 // the last "..." seen, and the actual line it absorbs up to
+	for j < len(actual) {
+		switch {
+		case i < len(expected) && isAnyLines(expected[i]):
+			star, mark = i, j
+			i++
+		case i < len(expected) && MatchLine(expected[i], actual[j]):
+			i++
+			j++
+		case star >= 0:
+			mark++
+			i, j = star+1, mark
+		default:
+			return false
+		}
+	}
+	for i < len(expected) && isAnyLines(expected[i]) {
+		i++
+	}
+	return i == len(expected)
+}
+
 // Compare matches actual output lines against expected lines (see
 // MatchLine and AnyLines) and returns whether they match, and an alignment
 // of the two with the fewest '-' and '+' lines. Lines absorbed by "..." are

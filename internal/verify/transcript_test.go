@@ -2,6 +2,7 @@ package verify
 
 import (
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -263,5 +264,35 @@ func TestWhitespaceHint(t *testing.T) {
 	_, diff = Compare([]string{"epoch 1"}, []string{"epoch 2"})
 	if h := WhitespaceHint(diff); h != "" {
 		t.Errorf("hint for a real difference = %q, want none", h)
+	}
+}
+
+// TestMatchesAgreesWithCompare: Matches, the cache's quick check, gives
+// Compare's verdict on random transcripts of a few line shapes, "..."
+// lines and "[..]" patterns among them.
+func TestMatchesAgreesWithCompare(t *testing.T) {
+	expectedLines := []string{"a", "b", "ab", "a[..]", "[..]b", AnyLines, "  " + AnyLines, "", "c  "}
+	actualLines := []string{"a", "b", "ab", "axb", "c", "", "..."}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(from []string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = from[rng.IntN(len(from))]
+		}
+		return out
+	}
+	matched := 0
+	for range 200000 {
+		e, a := pick(expectedLines, rng.IntN(6)), pick(actualLines, rng.IntN(7))
+		want, _ := Compare(e, a)
+		if got := Matches(e, a); got != want {
+			t.Fatalf("Matches(%q, %q) = %v, Compare says %v", e, a, got, want)
+		}
+		if want {
+			matched++
+		}
+	}
+	if matched < 1000 {
+		t.Errorf("only %d of the random transcripts match: the test compares little", matched)
 	}
 }

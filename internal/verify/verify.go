@@ -168,7 +168,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	if cacheDir == "" {
 		cacheDir = filepath.Join(b.Root, ".bookgen-cache")
 	}
-	v.cache = &cache{root: b.Root, dir: filepath.Join(cacheDir, "verify")}
+	v.cache = newCache(b.Root, filepath.Join(cacheDir, "verify"))
 	v.timeout = DefaultTimeout
 	if d, err := time.ParseDuration(b.Config.Timeout); err == nil && d > 0 {
 		v.timeout = d

@@ -148,7 +148,7 @@ func (v *verifier) wasmJob(pkg string) job {
 			// found again until the files it was decided from change.
 			l, err := v.localDirs(ctx, nil, []string{pkg})
 			if err == nil {
-				_ = v.cache.store(&entry{Kind: "wasm", Subject: pkg, Key: key, Manifest: newManifest(v.root, l), Program: prog})
+				_ = v.cache.store(&entry{Kind: "wasm", Subject: pkg, Key: key, Manifest: newManifest(v.cache.h, l), Program: prog})
 			}
 		}
 		return r
