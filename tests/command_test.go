@@ -19,7 +19,7 @@ var (
 )
 
 // bookgen builds cmd/bookgen once per test binary and returns its path.
-func bookgen(t *testing.T) string {
+func bookgen(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "bookgen-bin-")

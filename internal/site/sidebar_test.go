@@ -17,7 +17,7 @@ import (
 
 // bigBook is a book of n chapters, every tenth in a folder one level down
 // and every seventh with a nested chapter.
-func bigBook(t *testing.T, n int) (*book.Book, []*render.Page) {
+func bigBook(t testing.TB, n int) (*book.Book, []*render.Page) {
 	t.Helper()
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "book"), 0o755); err != nil {
@@ -146,7 +146,7 @@ func TestSmallBookInlinesItsSidebar(t *testing.T) {
 }
 
 // parseTheme parses the embedded theme's page template.
-func parseTheme(t *testing.T) *template.Template {
+func parseTheme(t testing.TB) *template.Template {
 	t.Helper()
 	text, err := fs.ReadFile(theme.FS, "page.html")
 	if err != nil {
