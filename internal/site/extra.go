@@ -1,11 +1,13 @@
 package site
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"html/template"
+	"io"
 	"net/url"
 	"path"
 	"strings"
@@ -245,25 +247,55 @@ func hasH1(pg *render.Page) bool {
 // printPage renders print.html: every chapter in reading order, each in a
 // <section> whose id is printID of its path.
 func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets, pc *printCache) ([]byte, error) {
-	chapters := printIDs(b.Chapters)
-	sections := pc.sections(b, pages, chapters)
-	size := 0
-	for _, s := range sections {
-		size += len(s) + 128
+	var buf bytes.Buffer
+	if err := writePrint(&buf, tmpl, b, pages, a, pc); err != nil {
+		return nil, err
 	}
-	var body bytes.Buffer
-	body.Grow(size)
-	for i, ch := range b.Chapters {
-		fmt.Fprintf(&body, "<section class=\"print-chapter\" id=\"%s\" aria-label=\"%s\">\n",
-			template.HTMLEscapeString(chapters[htmlPath(ch.Path)]), template.HTMLEscapeString(pages[i].Title))
-		if !hasH1(pages[i]) {
-			// As mdBook's print page does, a chapter without a level-1
-			// heading gets its title, so that the printed book shows
-			// where each chapter starts.
-			fmt.Fprintf(&body, "<h1 class=\"print-title\">%s</h1>\n", template.HTMLEscapeString(pages[i].Title))
+	return buf.Bytes(), nil
+}
+
+// writePrint writes print.html (see printPage) to w as it makes it: the
+// theme's page around a probe, then every chapter's section in turn, then
+// the rest of the page (see executeSpliced), so that the whole book is
+// never held in memory: at 4,000 chapters it is 150 MB, three times over
+// when the page was put together in memory. A theme that writes the
+// content other than once gets it whole, through the template.
+func writePrint(w io.Writer, tmpl *template.Template, b *book.Book, pages []*render.Page, a assets, pc *printCache) error {
+	d, body := printParts(b, pages, a, pc)
+	d.Content = contentProbe
+	page, err := execute(tmpl, d, "print.html")
+	if err != nil {
+		return err
+	}
+	probe := []byte(contentProbe)
+	if i := bytes.Index(page, probe); i >= 0 && bytes.Count(page[i+len(probe):], probe) == 0 {
+		if _, err := w.Write(page[:i]); err != nil {
+			return err
 		}
-		body.Write(sections[i])
-		body.WriteString("</section>\n")
+		if err := body(w); err != nil {
+			return err
+		}
+		_, err := w.Write(page[i+len(probe):])
+		return err
+	}
+	var whole bytes.Buffer
+	body(&whole)
+	d.Content = template.HTML(whole.String())
+	page, err = execute(tmpl, d, "print.html")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(page)
+	return err
+}
+
+// printParts returns print.html's page data, its content left empty, and
+// a function that writes the content: every chapter in a <section>.
+func printParts(b *book.Book, pages []*render.Page, a assets, pc *printCache) (*pageData, func(io.Writer) error) {
+	chapters := printIDs(b.Chapters)
+	var sections [][]byte
+	if pc != nil {
+		sections = pc.sections(b, pages, chapters)
 	}
 	d := common(b, "", a)
 	d.Title = "The whole book"
@@ -276,7 +308,27 @@ func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a as
 	if b.Config.SiteURL != "" {
 		d.Canonical = b.Config.SiteURL + "print.html"
 	}
-	return executeSpliced(tmpl, d, body.Bytes(), "print.html")
+	body := func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		for i, ch := range b.Chapters {
+			fmt.Fprintf(bw, "<section class=\"print-chapter\" id=\"%s\" aria-label=\"%s\">\n",
+				template.HTMLEscapeString(chapters[htmlPath(ch.Path)]), template.HTMLEscapeString(pages[i].Title))
+			if !hasH1(pages[i]) {
+				// As mdBook's print page does, a chapter without a level-1
+				// heading gets its title, so that the printed book shows
+				// where each chapter starts.
+				fmt.Fprintf(bw, "<h1 class=\"print-title\">%s</h1>\n", template.HTMLEscapeString(pages[i].Title))
+			}
+			if sections != nil {
+				bw.Write(sections[i])
+			} else {
+				bw.Write(printChapter(ch, pages[i].HTML, chapters))
+			}
+			bw.WriteString("</section>\n")
+		}
+		return bw.Flush()
+	}
+	return d, body
 }
 
 // printTOC points the sidebar of print.html at the sections of the page.

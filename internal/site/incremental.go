@@ -1,10 +1,12 @@
 package site
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -82,6 +84,15 @@ func (w *inPlace) later(name string, make func() ([]byte, error)) error {
 	w.names[name] = true
 	w.deferred = append(w.deferred, deferredFile{name, make})
 	return nil
+}
+
+// stream is later, the file made by write into memory when finish runs.
+func (w *inPlace) stream(name string, write func(io.Writer) error) error {
+	return w.later(name, func() ([]byte, error) {
+		var buf bytes.Buffer
+		err := write(&buf)
+		return buf.Bytes(), err
+	})
 }
 
 // finish makes and writes the deferred files (Result.Finish). A failure

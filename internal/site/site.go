@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -159,6 +160,9 @@ type siteFiles interface {
 	// later adds the file name made by make: at once, or (inPlace) after
 	// commit, by Result.Finish, for the pages that show every chapter.
 	later(name string, make func() ([]byte, error)) error
+	// stream is later for a file that write produces piece by piece: to
+	// disk as it comes (staging), or into memory after commit (inPlace).
+	stream(name string, write func(io.Writer) error) error
 	list() []string
 	abort()
 	commit() error
@@ -363,6 +367,15 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		}
 	}
 	shared := sharedInputs(tmplText, a, sb, servedAtRoot, outline)
+	// The print page, the largest file by far, needs only the rendered
+	// chapters: it is made beside the chapter pages rather than after
+	// them (the pages' workers wait on the filesystem much of the time).
+	printDone := make(chan error, 1)
+	go func() {
+		printDone <- out.stream("print.html", func(w io.Writer) error { return writePrint(w, tmpl, b, pages, a, pc) })
+	}()
+	printErr := func() error { err := <-printDone; printDone <- err; return err }
+	defer printErr() // no return leaves it running
 	if err := parallel(len(b.Chapters), func(i int) error {
 		name := htmlPath(b.Chapters[i].Path)
 		if out.unchanged(name, pageInputs{page: pages[i], index: i, shared: shared}) {
@@ -400,7 +413,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	if err := writeRedirects(out, b); err != nil {
 		return err
 	}
-	if err := out.later("print.html", func() ([]byte, error) { return printPage(tmpl, b, pages, a, pc) }); err != nil {
+	if err := printErr(); err != nil {
 		return err
 	}
 	if b.Config.SiteURL != "" {

@@ -50,3 +50,34 @@ func TestExecuteSplicedEqualsExecute(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedPrintEqualsSpliced: print.html written piece by piece
+// (writePrint, as a build writes it to disk) is byte for byte the page
+// executeSpliced makes with the whole content in memory, with and without
+// the print cache of an incremental build.
+func TestStreamedPrintEqualsSpliced(t *testing.T) {
+	b, pages := bigBook(t, 40)
+	tmpl := parseTheme(t)
+	a := assets{css: "assets/book.css", js: "assets/book.js", search: "assets/search.json"}
+	for _, pc := range []*printCache{nil, {}} {
+		d, body := printParts(b, pages, a, pc)
+		var content bytes.Buffer
+		if err := body(&content); err != nil {
+			t.Fatal(err)
+		}
+		want, err := executeSpliced(tmpl, d, content.Bytes(), "print.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := writePrint(&got, tmpl, b, pages, a, pc); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("print cache %v: the streamed print page (%d bytes) differs from the spliced one (%d bytes)", pc != nil, got.Len(), len(want))
+		}
+		if !bytes.Contains(want, []byte(`aria-label="Chapter &lt;30&gt;"`)) {
+			t.Errorf("the print page lacks a chapter's title")
+		}
+	}
+}

@@ -1,10 +1,13 @@
 package site
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -88,43 +91,103 @@ func newStaging(ctx context.Context, out string) (*staging, error) {
 // add writes the file name (a slash path inside the site). Two files of one
 // name are an error; a failed write is an *OutputError.
 func (s *staging) add(name string, data []byte) error {
-	if err := s.ctx.Err(); err != nil {
-		return err
-	}
 	var sum [sha256.Size]byte
 	if s.sums != nil {
 		sum = sha256.Sum256(data)
 	}
+	p, mkdir, err := s.reserve(name, sum)
+	if err != nil {
+		return err
+	}
+	return s.create(p, mkdir, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// stream adds the file name, written by write as it produces it: print.html,
+// the whole book, is never held in memory whole.
+func (s *staging) stream(name string, write func(io.Writer) error) error {
+	p, mkdir, err := s.reserve(name, [sha256.Size]byte{})
+	if err != nil {
+		return err
+	}
+	var h hash.Hash
+	err = s.create(p, mkdir, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		var w io.Writer = bw
+		if s.sums != nil {
+			h = sha256.New()
+			w = io.MultiWriter(bw, h)
+		}
+		if err := write(w); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil || h == nil {
+		return err
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
 	s.mu.Lock()
+	s.sums[name] = sum
+	s.mu.Unlock()
+	return nil
+}
+
+// reserve claims name for one file of the site, with its hash when the
+// staging tracks them, and returns its path and whether its folder is
+// new.
+func (s *staging) reserve(name string, sum [sha256.Size]byte) (p string, mkdir bool, err error) {
+	if err := s.ctx.Err(); err != nil {
+		return "", false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.names[name] {
-		s.mu.Unlock()
-		return fmt.Errorf("two files of the site are named %s", name)
+		return "", false, fmt.Errorf("two files of the site are named %s", name)
 	}
 	s.names[name] = true
 	if s.sums != nil {
 		s.sums[name] = sum
 	}
 	dir := path.Dir(name)
-	mkdir := !s.dirs[dir]
+	mkdir = !s.dirs[dir]
 	s.dirs[dir] = true
-	s.mu.Unlock()
-	p := filepath.Join(s.dir, filepath.FromSlash(name))
+	return filepath.Join(s.dir, filepath.FromSlash(name)), mkdir, nil
+}
+
+// create creates the file p, its folder first when mkdir says it is new,
+// and fills it with fill. A failure to write is an *OutputError; fill's
+// own error is returned as it is.
+func (s *staging) create(p string, mkdir bool, fill func(*os.File) error) error {
 	if mkdir {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return &OutputError{Out: s.out, Err: err}
 		}
 	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		if mkdir {
-			return &OutputError{Out: s.out, Err: err}
-		}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil && !mkdir {
 		// Another goroutine may still be creating the folder.
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return &OutputError{Out: s.out, Err: err}
 		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return &OutputError{Out: s.out, Err: err}
-		}
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	}
+	if err != nil {
+		return &OutputError{Out: s.out, Err: err}
+	}
+	ferr := fill(f)
+	cerr := f.Close()
+	var pe *fs.PathError
+	switch {
+	case ferr != nil && errors.As(ferr, &pe):
+		return &OutputError{Out: s.out, Err: ferr}
+	case ferr != nil:
+		return ferr
+	case cerr != nil:
+		return &OutputError{Out: s.out, Err: cerr}
 	}
 	return nil
 }
