@@ -244,18 +244,9 @@ func hasH1(pg *render.Page) bool {
 	return false
 }
 
-// printPage renders print.html: every chapter in reading order, each in a
-// <section> whose id is printID of its path.
-func printPage(tmpl *template.Template, b *book.Book, pages []*render.Page, a assets, pc *printCache) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := writePrint(&buf, tmpl, b, pages, a, pc); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// writePrint writes print.html (see printPage) to w as it makes it: the
-// theme's page around a probe, then every chapter's section in turn, then
+// writePrint writes print.html to w, every chapter in reading order, each
+// in a <section> whose id is printID of its path. It writes the page as it
+// makes it: the theme's page around a probe, then every chapter's section in turn, then
 // the rest of the page (see executeSpliced), so that the whole book is
 // never held in memory: at 4,000 chapters it is 150 MB, three times over
 // when the page was put together in memory. A theme that writes the
