@@ -244,13 +244,13 @@ func hasH1(pg *render.Page) bool {
 	return false
 }
 
-// writePrint writes print.html to w, every chapter in reading order, each
+// writePrint writes print.html to w: every chapter in reading order, each
 // in a <section> whose id is printID of its path. It writes the page as it
-// makes it: the theme's page around a probe, then every chapter's section in turn, then
-// the rest of the page (see executeSpliced), so that the whole book is
-// never held in memory: at 4,000 chapters it is 150 MB, three times over
-// when the page was put together in memory. A theme that writes the
-// content other than once gets it whole, through the template.
+// makes it: the theme's page up to a probe, then every chapter's section
+// in turn, then the rest of the page (see executeSpliced), so that the
+// whole book is never held in memory: at 4,000 chapters it is 150 MB,
+// three times over when the page was put together in memory. A theme that
+// writes the content other than once gets it whole, through the template.
 func writePrint(w io.Writer, tmpl *template.Template, b *book.Book, pages []*render.Page, a assets, pc *printCache) error {
 	d, body := printParts(b, pages, a, pc)
 	d.Content = contentProbe
