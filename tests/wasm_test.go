@@ -168,7 +168,7 @@ func TestRunFixturePrograms(t *testing.T) {
 }
 
 // copyTree copies the folder src to dst.
-func copyTree(t testing.TB, src, dst string) {
+func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

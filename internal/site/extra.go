@@ -245,39 +245,13 @@ func hasH1(pg *render.Page) bool {
 }
 
 // writePrint writes print.html to w: every chapter in reading order, each
-// in a <section> whose id is printID of its path. It writes the page as it
-// makes it: the theme's page up to a probe, then every chapter's section
-// in turn, then the rest of the page (see executeSpliced), so that the
-// whole book is never held in memory: at 4,000 chapters it is 150 MB,
-// three times over when the page was put together in memory. A theme that
-// writes the content other than once gets it whole, through the template.
+// in a <section> whose id is printID of its path, spliced into the page as
+// it is made (see executeSpliced), so that the whole book is never held in
+// memory: at 4,000 chapters it is 150 MB, three times over when the page
+// was put together in memory.
 func writePrint(w io.Writer, tmpl *template.Template, b *book.Book, pages []*render.Page, a assets, pc *printCache) error {
 	d, body := printParts(b, pages, a, pc)
-	d.Content = contentProbe
-	page, err := execute(tmpl, d, "print.html")
-	if err != nil {
-		return err
-	}
-	probe := []byte(contentProbe)
-	if i := bytes.Index(page, probe); i >= 0 && bytes.Count(page[i+len(probe):], probe) == 0 {
-		if _, err := w.Write(page[:i]); err != nil {
-			return err
-		}
-		if err := body(w); err != nil {
-			return err
-		}
-		_, err := w.Write(page[i+len(probe):])
-		return err
-	}
-	var whole bytes.Buffer
-	body(&whole)
-	d.Content = template.HTML(whole.String())
-	page, err = execute(tmpl, d, "print.html")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(page)
-	return err
+	return executeSpliced(w, tmpl, d, body, "print.html")
 }
 
 // printParts returns print.html's page data, its content left empty, and

@@ -370,12 +370,13 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	// The print page, the largest file by far, needs only the rendered
 	// chapters: it is made beside the chapter pages rather than after
 	// them (the pages' workers wait on the filesystem much of the time).
-	printDone := make(chan error, 1)
+	var printErr error
+	printDone := make(chan struct{})
 	go func() {
-		printDone <- out.stream("print.html", func(w io.Writer) error { return writePrint(w, tmpl, b, pages, a, pc) })
+		defer close(printDone)
+		printErr = out.stream("print.html", func(w io.Writer) error { return writePrint(w, tmpl, b, pages, a, pc) })
 	}()
-	printErr := func() error { err := <-printDone; printDone <- err; return err }
-	defer printErr() // no return leaves it running
+	defer func() { <-printDone }() // no return leaves it running
 	if err := parallel(len(b.Chapters), func(i int) error {
 		name := htmlPath(b.Chapters[i].Path)
 		if out.unchanged(name, pageInputs{page: pages[i], index: i, shared: shared}) {
@@ -413,8 +414,9 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 	if err := writeRedirects(out, b); err != nil {
 		return err
 	}
-	if err := printErr(); err != nil {
-		return err
+	<-printDone
+	if printErr != nil {
+		return printErr
 	}
 	if b.Config.SiteURL != "" {
 		sm, err := sitemap(b)

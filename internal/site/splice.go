@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"html/template"
+	"io"
 )
 
 // contentProbe stands for a page's content while the template runs in
@@ -12,27 +13,40 @@ import (
 // the output shows the template wrote the content verbatim there.
 const contentProbe = "bookgen-content-probe<&\"'>\n\u00e9</bookgen-content-probe>"
 
-// executeSpliced is execute with d.Content = content, without passing the
-// content (print.html: the whole book, megabytes) through the template
-// engine: the template runs with contentProbe as the content and the
-// content is put where the probe came out. The result is the same bytes
-// execute gives: html/template writes template.HTML in element text
-// verbatim, and in any other context (an attribute, a script, a comment
-// that drops it) the probe does not come out unchanged exactly once, and
-// the page is then executed with the content itself.
-func executeSpliced(tmpl *template.Template, d *pageData, content []byte, sitePath string) ([]byte, error) {
+// executeSpliced writes to w what execute gives with d.Content set to
+// what content writes, without passing the content (print.html: the whole
+// book, up to 150 MB) through the template engine or holding it in memory:
+// the template runs with contentProbe as the content, then w gets the page
+// up to the probe, the content as content writes it, and the rest. The
+// bytes are those execute gives: html/template writes template.HTML in
+// element text verbatim, and in any other context (an attribute, a
+// script, a comment that drops it) the probe does not come out unchanged
+// exactly once, and the page is then executed with the content itself.
+func executeSpliced(w io.Writer, tmpl *template.Template, d *pageData, content func(io.Writer) error, sitePath string) error {
 	d.Content = contentProbe
-	out, err := execute(tmpl, d, sitePath)
+	page, err := execute(tmpl, d, sitePath)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	probe := []byte(contentProbe)
-	if i := bytes.Index(out, probe); i >= 0 && bytes.Count(out[i+len(probe):], probe) == 0 {
-		page := make([]byte, 0, len(out)-len(probe)+len(content))
-		page = append(page, out[:i]...)
-		page = append(page, content...)
-		return append(page, out[i+len(probe):]...), nil
+	if i := bytes.Index(page, probe); i >= 0 && bytes.Count(page[i+len(probe):], probe) == 0 {
+		if _, err := w.Write(page[:i]); err != nil {
+			return err
+		}
+		if err := content(w); err != nil {
+			return err
+		}
+		_, err := w.Write(page[i+len(probe):])
+		return err
 	}
-	d.Content = template.HTML(content)
-	return execute(tmpl, d, sitePath)
+	var whole bytes.Buffer
+	if err := content(&whole); err != nil {
+		return err
+	}
+	d.Content = template.HTML(whole.String())
+	if page, err = execute(tmpl, d, sitePath); err != nil {
+		return err
+	}
+	_, err = w.Write(page)
+	return err
 }

@@ -74,16 +74,20 @@ func (c *mdCache[V]) get(key string, md []byte, f func(key string, md []byte) V)
 	c.mu.Lock()
 	e, ok := c.entries[k]
 	c.mu.Unlock()
+	hit := ok && e.key == key && e.md == string(md)
 	v := e.v
-	if !ok || e.key != key || e.md != string(md) {
+	if !hit {
 		v = f(key, md)
 	}
 	c.mu.Lock()
 	if len(c.entries) >= mdCacheMax || len(c.same) >= mdCacheMax {
 		clear(c.entries)
 		clear(c.same)
+		hit = false
 	}
-	c.entries[k] = mdEntry[V]{key: key, md: string(md), v: v}
+	if !hit { // a hit's entry is there already: its text is not copied again
+		c.entries[k] = mdEntry[V]{key: key, md: string(md), v: v}
+	}
 	if byID {
 		c.same[sk] = v
 	}

@@ -64,13 +64,12 @@ type entry struct {
 }
 
 type cache struct {
-	root string  // repository root
-	dir  string  // CacheDir/verify
-	h    *hashes // this verification's hashes of root's files
+	dir string  // CacheDir/verify
+	h   *hashes // this verification's hashes of the repository's files
 }
 
 func newCache(root, dir string) *cache {
-	return &cache{root: root, dir: dir, h: newHashes(root)}
+	return &cache{dir: dir, h: newHashes(root)}
 }
 
 func sum(b []byte) string {
@@ -83,9 +82,8 @@ func (c *cache) path(key string) string {
 }
 
 // lookup returns the entry stored under key if every file and directory it
-// depended on is unchanged.
-// The entry returned is shared (see readEntry): the caller does not
-// modify it.
+// depended on is unchanged. The entry is shared (see readEntry): the
+// caller does not modify it.
 func (c *cache) lookup(key string) (*entry, bool) {
 	e := entries.get(c.path(key), readEntry)
 	if e == nil || e.Key != key {

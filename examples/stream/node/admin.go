@@ -154,9 +154,7 @@ func (c *Cluster) change(w http.ResponseWriter, r *http.Request, nd *Node, body 
 		writeJSON(w, v)
 	case errors.As(err, &nl) && r.Header.Get(adminForwarded) == "":
 		leader, lerr := nd.Group.WaitLeader(ctx)
-		// A leader elected a moment ago may not have committed its URL
-		// yet: wait for it as a redirect does.
-		u, ok := c.redirect(nd)(&replica.NotLeaderError{ID: nd.ID, Leader: leader})
+		u, ok := c.awaitLeaderURL(nd, leader)
 		if lerr != nil || !ok || leader == nd.ID {
 			w.Header().Set("Retry-After", "1")
 			adminError(w, http.StatusServiceUnavailable, "%v", err)

@@ -521,19 +521,29 @@ func (a applier) afterTransfer(ctx context.Context, err error) (bool, error) {
 func (c *Cluster) redirect(nd *Node) func(err error) (string, bool) {
 	return func(err error) (string, bool) {
 		var nl *replica.NotLeaderError
-		if !errors.As(err, &nl) || nl.Leader == "" {
+		if !errors.As(err, &nl) {
 			return "", false
 		}
-		deadline := time.Now().Add(electionWait)
-		for {
-			if u, ok := c.leaderURL(nd, nl.Leader); ok {
-				return u, true
-			}
-			if time.Now().After(deadline) {
-				return "", false
-			}
-			time.Sleep(10 * time.Millisecond)
+		return c.awaitLeaderURL(nd, nl.Leader)
+	}
+}
+
+// awaitLeaderURL returns the base URL of voter id as nd knows it, polling
+// every 10 ms for up to electionWait: a leader elected a moment ago may not
+// have committed its URL yet. It reports false at once for id "".
+func (c *Cluster) awaitLeaderURL(nd *Node, id string) (string, bool) {
+	if id == "" {
+		return "", false
+	}
+	deadline := time.Now().Add(electionWait)
+	for {
+		if u, ok := c.leaderURL(nd, id); ok {
+			return u, true
 		}
+		if time.Now().After(deadline) {
+			return "", false
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
