@@ -24,7 +24,6 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
@@ -34,7 +33,7 @@ import (
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
-	"github.com/ownership-book/ownership/internal/verify"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // Page is one rendered chapter.
@@ -134,26 +133,7 @@ func New(b *book.Book) *Renderer {
 		}
 	}
 	r.bookKey = bookHash(b, r.chapters)
-	r.md = goldmark.New(
-		goldmark.WithParser(newParser()),
-		goldmark.WithExtensions(
-			// GFM without its table: the table is added below so that a
-			// column's alignment becomes an align attribute (styled by
-			// book.css) instead of style="text-align:...", which the
-			// site's Content-Security-Policy (style-src 'self') blocks.
-			extension.Linkify,
-			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
-			extension.Strikethrough,
-			extension.TaskList,
-			extension.Footnote,
-			extension.Typographer,
-			// Definition lists, heading attributes and admonitions as
-			// mdBook reads them (mdbook.go).
-			mdBookMarkdown{},
-		),
-		goldmark.WithParserOptions(
-			parser.WithAutoHeadingID(),
-		),
+	r.md = markdown.New(
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
 			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100), util.Prioritized(claimRenderer{}, 100)),
@@ -259,7 +239,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 		case *ast.FencedCodeBlock:
 			r.markSource(d, n, lines)
 			if n.Info != nil {
-				lang, _ := verify.ParseInfo(string(n.Info.Segment.Value(src)))
+				lang, _ := markdown.ParseInfo(string(n.Info.Segment.Value(src)))
 				if p := r.book.Config.HideLines[lang]; p != "" {
 					n.SetAttributeString(attrHidePrefix, []byte(p))
 				}

@@ -11,8 +11,8 @@
 //     PackageTimeout. Go's own test cache is left on.
 //   - transcript: each "$ go run ..." or "$ go test ..." line of a ```console
 //     block is run from the repository root, without a shell (see
-//     SplitCommand), and its combined stdout and stderr compared with the
-//     lines after it (see Compare and ExitAccepted). Any other command is an
+//     markdown.SplitCommand), and its combined stdout and stderr compared with the
+//     lines after it (see markdown.Compare and markdown.ExitAccepted). Any other command is an
 //     error. The timeout of one command is the block's timeout= attribute,
 //     else Options.Timeout, else the book's [bookgen] timeout, else 60s; on
 //     expiry the command's whole process group is killed.
@@ -63,6 +63,7 @@ import (
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // DefaultTimeout is the timeout of one transcript command when neither the
@@ -298,13 +299,13 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 }
 
 // knownAttrs are the info-string attributes of go and console blocks that
-// bookgen acts on (see ParseInfo).
+// bookgen acts on (see markdown.ParseInfo).
 var knownAttrs = map[string]bool{"ignore": true, "timeout": true, "hl_lines": true, "linenos": true}
 
 // checkAttrs refuses an attribute of a go or console block that bookgen
 // does not know: a misspelt "ignore" or "timeout" would otherwise be
 // dropped without a word. Blocks in other languages are not checked.
-func checkAttrs(d *expand.Doc, blk Block) *diag.Error {
+func checkAttrs(d *expand.Doc, blk markdown.Block) *diag.Error {
 	if _, ok := figureAttrs[blk.Lang]; ok {
 		return checkFigureAttrs(d, blk)
 	}
