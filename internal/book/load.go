@@ -272,12 +272,13 @@ type tomlFile struct {
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
-		Timeout string `toml:"timeout"`
+		Timeout       string `toml:"timeout"`
+		StrictConsole bool   `toml:"strict-console"`
 	} `toml:"bookgen"`
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console"
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -343,6 +344,7 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		Repository:      f.Output.HTML.GitRepository,
 		EditURLTemplate: f.Output.HTML.EditURLTemplate,
 		Timeout:         f.Bookgen.Timeout,
+		StrictConsole:   f.Bookgen.StrictConsole,
 		SitePath:        "/",
 		HideLines:       f.Output.HTML.Code.HideLines,
 		Input404:        f.Output.HTML.Input404,

@@ -171,10 +171,11 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	}
 	var claims []verify.Claim
 	var programs []verify.Program
+	var verdicts []verify.BlockVerdict
 	if rep != nil {
-		claims, programs = rep.Claims, rep.Programs
+		claims, programs, verdicts = rep.Claims, rep.Programs, rep.Blocks
 	}
-	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, programs, figureCache(opt, b.Root))
+	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, programs, verdicts, figureCache(opt, b.Root))
 	if err != nil {
 		return res, err
 	}
@@ -238,7 +239,7 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 	if err == nil {
 		// Render too, dropping the pages, so that a figure that does
 		// not draw or a broken link fails test as it fails build.
-		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, figureCache(opt, b.Root))
+		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, rep.Blocks, figureCache(opt, b.Root))
 	}
 	res.Elapsed = time.Since(start)
 	return res, err
@@ -357,7 +358,7 @@ func PrintError(w io.Writer, err error) {
 // has a Renderer of its own (a Renderer serves one goroutine); they share
 // the caches (figures is safe for concurrent use). Errors are returned in
 // chapter order.
-func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, programs []verify.Program, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
+func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, programs []verify.Program, verdicts []verify.BlockVerdict, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
 	pages = make([]*render.Page, len(docs))
 	errs := make([]error, len(docs))
 	workers := min(runtime.GOMAXPROCS(0), len(docs))
@@ -372,6 +373,7 @@ func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *ren
 			r.Cache = cache
 			r.SetClaims(claims)
 			r.SetPrograms(programs)
+			r.SetVerdicts(verdicts)
 			r.Figures = figures
 			for {
 				i := int(next.Add(1) - 1)

@@ -444,10 +444,22 @@ func TestMdBookTranscriptWithoutGoMod(t *testing.T) {
 	if _, err := Build(t.Context(), opt); err != nil {
 		t.Fatalf("Build: %v", err)
 	}
+	// A console block is a transcript only in a book with a go.mod: without
+	// one it is shown as it is...
 	writeFiles(t, root, map[string]string{"src/b/b.md": "# B\n\nRun it:\n\n```console\n$ go run ./examples/hello\nhello\n```\n"})
-	_, err := Build(t.Context(), opt)
-	if err == nil || !strings.HasPrefix(err.Error(), "src/b/b.md:6: $ go run ./examples/hello: a transcript's commands run in a Go module, but there is no go.mod in "+root+" or above") {
-		t.Fatalf("Build: %v; want the transcript refused at src/b/b.md:6 for want of go.mod", err)
+	if _, err := Build(t.Context(), opt); err != nil {
+		t.Fatalf("Build: %v; want the console block of a book without go.mod shown as it is", err)
+	}
+	// ...unless the author opts it in, or the book asks for strictness.
+	for _, files := range []map[string]string{
+		{"src/b/b.md": "# B\n\nRun it:\n\n```console transcript\n$ go run ./examples/hello\nhello\n```\n"},
+		{"book.toml": "[book]\ntitle = \"X\"\n\n[bookgen]\nstrict-console = true\n", "src/b/b.md": "# B\n\nRun it:\n\n```console\n$ go run ./examples/hello\nhello\n```\n"},
+	} {
+		writeFiles(t, root, files)
+		_, err := Build(t.Context(), opt)
+		if err == nil || !strings.HasPrefix(err.Error(), "src/b/b.md:6: $ go run ./examples/hello: a transcript's commands run in a Go module, but there is no go.mod in "+root+" or above") {
+			t.Fatalf("Build: %v; want the transcript refused at src/b/b.md:6 for want of go.mod", err)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(root, "site", "b", "b.html")); err != nil {
 		t.Errorf("the last good site is gone: %v", err)

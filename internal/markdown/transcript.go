@@ -54,6 +54,32 @@ func ParseTranscript(lines []string) ([]Command, error) {
 	return cmds, nil
 }
 
+// TranscriptAttr is the info-string attribute that makes a console block a
+// transcript whatever it holds ("```console transcript"): its commands are
+// run and every one that bookgen cannot run is an error, as in a book
+// that sets [bookgen] strict-console.
+const TranscriptAttr = "transcript"
+
+// IsTranscript reports whether the lines of a console block read as a
+// transcript bookgen runs: at least one command line ("$ " and the
+// command, see ParseTranscript) is "go run ..." or "go test ...". Other
+// console blocks ("$ cargo run", a shell session, output with no "$"
+// line) are shown as they are. A block that holds one go command is a
+// transcript whole: its other commands, or text before its first "$"
+// line, are ParseTranscript's and verify's errors, never skipped.
+func IsTranscript(lines []string) bool {
+	for _, l := range lines {
+		if l != "$" && !strings.HasPrefix(l, "$ ") {
+			continue
+		}
+		f := strings.Fields(l[1:])
+		if len(f) >= 2 && f[0] == "go" && (f[1] == "run" || f[1] == "test") {
+			return true
+		}
+	}
+	return false
+}
+
 // TranscriptError is a malformed console block: Line is the 0-based index
 // of the offending line in the block.
 type TranscriptError struct {

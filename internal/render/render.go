@@ -113,11 +113,13 @@ type Renderer struct {
 
 	book     *book.Book
 	md       goldmark.Markdown
+	nr       *nodeRenderer     // md's writer of code blocks and headings
 	chapters map[string]bool   // book-relative paths of non-draft chapters
 	pages    map[string]string // site path of each chapter's page (book.HTMLPath) to its path
 	probes   map[string]string // what the current render learnt from the file system
 	claims   claimIndex        // see SetClaims
 	programs programIndex      // see SetPrograms
+	verdicts verdictIndex      // see SetVerdicts
 	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
 }
 
@@ -133,10 +135,11 @@ func New(b *book.Book) *Renderer {
 		}
 	}
 	r.bookKey = bookHash(b, r.chapters)
+	r.nr = &nodeRenderer{}
 	r.md = markdown.New(
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
-			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100), util.Prioritized(claimRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(r.nr, 100), util.Prioritized(claimRenderer{}, 100)),
 		),
 	)
 	return r
@@ -165,6 +168,7 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	d, generated := r.withChecksTable(d)
 	claimCount := map[string]int{}
+	blockIndex := 0 // of the next fenced block, in markdown.FindBlocks's order
 	src := d.Markdown
 	ids := newIDTable()
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
@@ -237,6 +241,10 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				}
 			}
 		case *ast.FencedCodeBlock:
+			if e := r.markVerdict(d, n, blockIndex, src, lines); e != nil {
+				errs = append(errs, e)
+			}
+			blockIndex++
 			r.markSource(d, n, lines)
 			if n.Info != nil {
 				lang, _ := markdown.ParseInfo(string(n.Info.Segment.Value(src)))
