@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -251,4 +253,63 @@ func realPath(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestStaleStagingFoldersRemoved checks that a build removes the staging
+// folders a killed build left beside its output (".site.new-N" holding the
+// id of a process that has ended, ".site.new-N.old" holding a previous
+// site) and leaves alone what is not recognisably its own: a folder a
+// running process is writing, one without a bookgen marker, one whose name
+// only looks alike.
+func TestStaleStagingFoldersRemoved(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":      "# Ch\n",
+	})
+	parent := t.TempDir()
+	opt := Options{Root: root, Out: filepath.Join(parent, "site")}
+	opt.Verify.CacheDir = t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPid := strconv.Itoa(dead.Process.Pid)
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	dirs := map[string]map[string]string{
+		".site.new-111":     {".bookgen-staging": deadPid + "\n", "ch.html": "half"},
+		".site.new-222.old": {".bookgen-site": "", "ch.html": "old"},
+		".site.new-333":     {".bookgen-staging": strconv.Itoa(live.Process.Pid) + "\n"},
+		".site.new-444":     {"notes.txt": "mine"},
+		".site.new-x":       {".bookgen-staging": deadPid + "\n"},
+		".other.new-555":    {".bookgen-staging": deadPid + "\n"},
+	}
+	for d, fs := range dirs {
+		for n, c := range fs {
+			if err := os.MkdirAll(filepath.Join(parent, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(parent, d, n), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := Build(t.Context(), opt); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{".other.new-555", ".site.new-333", ".site.new-444", ".site.new-x", "site"}
+	if !slices.Equal(left, want) {
+		t.Errorf("beside the output after the build: %v, want %v", left, want)
+	}
+	if _, err := os.Stat(filepath.Join(opt.OutDir(), ".bookgen-staging")); err == nil {
+		t.Error("the staging marker reached the site")
+	}
 }
