@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -311,5 +312,78 @@ func TestStaleStagingFoldersRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(opt.OutDir(), ".bookgen-staging")); err == nil {
 		t.Error("the staging marker reached the site")
+	}
+}
+
+// TestNothingOutlivesACheck builds a book whose transcript runs a program
+// that daemonises (starts sleep in a session of its own and exits without
+// waiting for it) and one that looks for a terminal: after the build the
+// daemon no longer runs, and the check ran in a session of its own, with
+// no controlling terminal, so that opening /dev/tty fails at once.
+func TestNothingOutlivesACheck(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md": "# Ch\n\n```console\n$ go run ./examples/daemon\nstarted\n```\n\n" +
+			"```console\n$ go run ./examples/tty\nown session: true\n/dev/tty: no such device or address\n```\n",
+		"examples/daemon/main.go": `package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+)
+
+func main() {
+	cmd := exec.Command("sleep", "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile("daemon.pid", []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		panic(err)
+	}
+	fmt.Println("started")
+}
+`,
+		"examples/tty/main.go": `package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+func main() {
+	sid, _, _ := syscall.RawSyscall(syscall.SYS_GETSID, 0, 0, 0)
+	fmt.Println("own session:", int(sid) == syscall.Getpgrp())
+	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		fmt.Println("/dev/tty:", err)
+		return
+	}
+	f.Close()
+	fmt.Println("/dev/tty: opened")
+}
+`,
+	})
+	_, err := buildRoot(t, root)
+	data, rerr := os.ReadFile(filepath.Join(root, "daemon.pid"))
+	if rerr != nil {
+		t.Fatalf("the daemon did not start (%v); build: %v", rerr, err)
+	}
+	pid, _ := strconv.Atoi(string(data))
+	if kerr := syscall.Kill(pid, 0); kerr == nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the daemon (pid %d) outlived the build", pid)
+	}
+	if err != nil {
+		t.Errorf("build: %v", err)
 	}
 }
