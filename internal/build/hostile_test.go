@@ -3,14 +3,18 @@ package build
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // buildRepo builds the repository of files (see writeRepo) into a
@@ -352,6 +356,7 @@ func main() {
 import (
 	"errors"
 	"fmt"
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -385,5 +390,58 @@ func main() {
 	}
 	if err != nil {
 		t.Errorf("build: %v", err)
+	}
+}
+
+// slowD2 is a d2 diagram dagre takes seconds to lay out (see
+// render.TestFigureBudget): a chain of n nodes and 2n labelled
+// connections between pairs picked by a fixed sequence.
+func slowD2(n int) string {
+	var b strings.Builder
+	for i := 0; i+1 < n; i++ {
+		fmt.Fprintf(&b, "n%d -> n%d\n", i, i+1)
+	}
+	x := uint32(1)
+	for i := 0; i < 2*n; i++ {
+		x = x*1664525 + 1013904223
+		a := int(x>>8) % n
+		x = x*1664525 + 1013904223
+		c := int(x>>8) % n
+		fmt.Fprintf(&b, "n%d -> n%d: edge %d\n", a, c, i)
+	}
+	return b.String()
+}
+
+// TestFigureBudgetFromBookToml checks that book.toml's [bookgen]
+// figure-timeout bounds one figure's drawing: a diagram that takes longer
+// fails the build at its fence's line, naming the budget, and while it
+// runs the build's progress names the figure.
+func TestFigureBudgetFromBookToml(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":      "# Ch\n\n```d2\n" + slowD2(20) + "```\n",
+	})
+	if err := os.WriteFile(filepath.Join(root, "book", "book.toml"), []byte("[book]\ntitle = \"X\"\n\n[bookgen]\nfigure-timeout = \"1500ms\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
+	opt.Verify.CacheDir = t.TempDir()
+	var mu sync.Mutex
+	var running []string
+	opt.Verify.Progress = func(p verify.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Total == 0 && len(p.Running) > 0 {
+			running = append(running, ProgressText(p, p.Since[0]))
+		}
+	}
+	_, err := Build(t.Context(), opt)
+	if err == nil || !strings.HasPrefix(err.Error(), "book/ch.md:3: ```d2 figure: drawing the figure took longer than its budget of 1.5s ([bookgen] figure-timeout in book.toml)") {
+		t.Fatalf("err = %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(running) == 0 || running[0] != "drawing d2 figure at book/ch.md:3 (0s)" {
+		t.Errorf("progress while drawing: %q", running)
 	}
 }
