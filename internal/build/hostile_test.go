@@ -356,7 +356,6 @@ func main() {
 import (
 	"errors"
 	"fmt"
-	"fmt"
 	"os"
 	"syscall"
 )
