@@ -175,7 +175,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if rep != nil {
 		claims, programs, verdicts = rep.Claims, rep.Programs, rep.Blocks
 	}
-	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, programs, verdicts, figureCache(opt, b.Root))
+	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, programs, verdicts, figureCache(ctx, opt, b))
 	if err != nil {
 		return res, err
 	}
@@ -239,7 +239,7 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 	if err == nil {
 		// Render too, dropping the pages, so that a figure that does
 		// not draw or a broken link fails test as it fails build.
-		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, rep.Blocks, figureCache(opt, b.Root))
+		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, rep.Blocks, figureCache(ctx, opt, b))
 	}
 	res.Elapsed = time.Since(start)
 	return res, err
@@ -247,12 +247,16 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 
 // figureCache returns the cache of drawn figures, kept between builds
 // beside verify's results: .bookgen-cache/figures/ (or CacheDir/figures/).
-func figureCache(opt Options, root string) *render.FigureCache {
+// A drawing is abandoned when ctx is done or when it takes longer than
+// book.toml's [bookgen] figure-timeout, and a slow one is reported to
+// opt.Verify.Progress as it runs.
+func figureCache(ctx context.Context, opt Options, b *book.Book) *render.FigureCache {
 	dir := opt.Verify.CacheDir
 	if dir == "" {
-		dir = filepath.Join(root, ".bookgen-cache")
+		dir = filepath.Join(b.Root, ".bookgen-cache")
 	}
-	return &render.FigureCache{Dir: filepath.Join(dir, "figures")}
+	budget, _ := time.ParseDuration(b.Config.FigureTimeout)
+	return &render.FigureCache{Dir: filepath.Join(dir, "figures"), Context: ctx, Budget: budget, Progress: opt.Verify.Progress}
 }
 
 // check runs the first three stages.

@@ -57,7 +57,8 @@ func (r *Renderer) figure(d *expand.Doc, n *ast.FencedCodeBlock, src []byte, lin
 		file, line := at(0)
 		return diag.List{{File: file, Line: line, Msg: fmt.Sprintf("```%s figure is empty", lang)}}
 	}
-	fig, err := r.Figures.Draw(lang, body.String())
+	file, line := at(0)
+	fig, err := r.Figures.DrawAt(fmt.Sprintf("%s:%d", file, line), lang, body.String())
 	if err != nil {
 		var fe FigureErrors
 		if !errors.As(err, &fe) {
