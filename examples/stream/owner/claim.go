@@ -152,19 +152,30 @@ func (db *DB) catchUp(ctx context.Context) error {
 	return db.log.append(record{T: "ack", I: db.ackIndex, O: next})
 }
 
-// holdsOwnClaim reads the stream after the acknowledged offset and reports
-// whether it holds this open's claim of epoch.
-func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
+// recordsSinceAck is a leader read of the stream from the acknowledged
+// offset, decoded into records; a record that does not decode is an error
+// naming the stream.
+func (db *DB) recordsSinceAck(ctx context.Context) ([]record, error) {
 	db.mu.Lock()
 	from := db.ackOffset
 	db.mu.Unlock()
 	data, _, _, err := db.c.readAll(ctx, from, true)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	recs, err := decode(data)
 	if err != nil {
-		return false, fmt.Errorf("stream %q: %v", db.c.Name, err)
+		return nil, fmt.Errorf("stream %q: %v", db.c.Name, err)
+	}
+	return recs, nil
+}
+
+// holdsOwnClaim reads the stream after the acknowledged offset and reports
+// whether it holds this open's claim of epoch.
+func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
+	recs, err := db.recordsSinceAck(ctx)
+	if err != nil {
+		return false, err
 	}
 	for _, r := range recs {
 		if r.T == "claim" && r.E == epoch && r.W == db.id && r.N == db.nonce {
@@ -395,16 +406,9 @@ func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error
 // claimed there. Reference: chapter "Owning a database through its
 // stream", section "Claims the package makes on its own".
 func (db *DB) claimForgotten(ctx context.Context) error {
-	db.mu.Lock()
-	from := db.ackOffset
-	db.mu.Unlock()
-	data, _, _, err := db.c.readAll(ctx, from, true)
+	recs, err := db.recordsSinceAck(ctx)
 	if err != nil {
 		return err
-	}
-	recs, err := decode(data)
-	if err != nil {
-		return fmt.Errorf("stream %q: %v", db.c.Name, err)
 	}
 	own := db.Epoch()
 	if r, ok := db.newerOwner(recs, own); ok {
@@ -656,16 +660,9 @@ func (db *DB) probe(ctx context.Context) error {
 // stale resend that a stream which forgot the producer took (a stream that
 // fences would have refused it), and is no owner.
 func (db *DB) readProbe(ctx context.Context, epoch uint64) error {
-	db.mu.Lock()
-	from := db.ackOffset
-	db.mu.Unlock()
-	data, _, _, err := db.c.readAll(ctx, from, true)
+	recs, err := db.recordsSinceAck(ctx)
 	if err != nil {
 		return err
-	}
-	recs, err := decode(data)
-	if err != nil {
-		return fmt.Errorf("stream %q: %v", db.c.Name, err)
 	}
 	db.trace(Event{Kind: "probe", Epoch: epoch, Seq: 0})
 	if r, ok := db.newerOwner(recs, epoch); ok {
