@@ -158,7 +158,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := site.CheckOutput(opt.Root, res.Out); err != nil {
 		return res, err
 	}
-	b, docs, rep, err := check(ctx, opt)
+	b, docs, nfDoc, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
 	if b != nil {
 		res.Warnings = append(res.Warnings, b.Config.Warnings...)
@@ -191,17 +191,11 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := stage(ctx, "write"); err != nil {
 		return res, err
 	}
-	var notFound *render.Page
-	if b.NotFound != nil {
-		// mdBook's src/404.md: rendered like a chapter (links and
-		// includes checked), written as 404.html.
-		d, err := expand.ExpandContext(ctx, b, b.NotFound)
-		if err != nil {
-			return res, err
-		}
-		if notFound, err = render.New(b).Render(d); err != nil {
-			return res, err
-		}
+	notFound, err := renderNotFound(b, nfDoc, verdicts)
+	if err != nil {
+		return res, err
+	}
+	if notFound != nil {
 		res.Warnings = append(res.Warnings, notFound.Warnings...)
 	}
 	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental, NotFound: notFound})
@@ -234,12 +228,15 @@ func stage(ctx context.Context, name string) error {
 func Test(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
-	b, docs, rep, err := check(ctx, opt)
+	b, docs, nfDoc, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
 	if err == nil {
 		// Render too, dropping the pages, so that a figure that does
 		// not draw or a broken link fails test as it fails build.
 		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, rep.Blocks, figureCache(ctx, opt, b))
+	}
+	if err == nil {
+		_, err = renderNotFound(b, nfDoc, rep.Blocks)
 	}
 	res.Elapsed = time.Since(start)
 	return res, err
@@ -260,34 +257,66 @@ func figureCache(ctx context.Context, opt Options, b *book.Book) *render.FigureC
 }
 
 // check runs the first three stages.
-func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify.Report, error) {
+func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand.Doc, *verify.Report, error) {
 	b, err := opt.Loads.Load(opt.Root)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// Fail fast: a book the site stage will refuse (no chapters, a chapter
 	// named print.md) is refused before any example is verified.
 	if err := site.CheckBook(b); err != nil {
-		return b, nil, nil, err
+		return b, nil, nil, nil, err
 	}
-	docs, err := opt.Expands.AllContext(ctx, b)
+	docs, nf, err := expandAll(ctx, opt, b)
 	if err != nil {
-		return b, nil, nil, err
+		return b, nil, nil, nil, err
 	}
-	rep, err := verify.Verify(ctx, b, docs, opt.Verify)
+	// mdBook's src/404.md is verified with the chapters: nothing reaches
+	// a page that verification did not see.
+	all := docs
+	if nf != nil {
+		all = append(docs[:len(docs):len(docs)], nf)
+	}
+	rep, err := verify.Verify(ctx, b, all, opt.Verify)
 	if err != nil {
-		return b, docs, rep, err
+		return b, docs, nf, rep, err
 	}
 	if opt.Verify.Bless {
 		// Blessing may have rewritten chapters: render what is now on disk.
 		if b, err = opt.Loads.Load(opt.Root); err != nil {
-			return nil, nil, rep, err
+			return nil, nil, nil, rep, err
 		}
-		if docs, err = opt.Expands.AllContext(ctx, b); err != nil {
-			return b, nil, rep, err
+		if docs, nf, err = expandAll(ctx, opt, b); err != nil {
+			return b, nil, nil, rep, err
 		}
 	}
-	return b, docs, rep, nil
+	return b, docs, nf, rep, nil
+}
+
+// expandAll expands the book's chapters and, when the book has one, its
+// 404 page (book.Book.NotFound, nil otherwise).
+func expandAll(ctx context.Context, opt Options, b *book.Book) ([]*expand.Doc, *expand.Doc, error) {
+	docs, err := opt.Expands.AllContext(ctx, b)
+	if err != nil || b.NotFound == nil {
+		return docs, nil, err
+	}
+	nf, err := expand.ExpandContext(ctx, b, b.NotFound)
+	if err != nil {
+		return nil, nil, err
+	}
+	return docs, nf, nil
+}
+
+// renderNotFound renders mdBook's src/404.md (nf; nil when the book has
+// none) like a chapter, links and includes checked, with the verdicts
+// verification gave its blocks, for site to write as 404.html.
+func renderNotFound(b *book.Book, nf *expand.Doc, verdicts []verify.BlockVerdict) (*render.Page, error) {
+	if nf == nil {
+		return nil, nil
+	}
+	r := render.New(b)
+	r.SetVerdicts(verdicts)
+	return r.Render(nf)
 }
 
 // ErrNoRoot is returned by FindRoot when no folder up from the start holds
