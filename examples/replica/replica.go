@@ -37,7 +37,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // ANCHOR: machine
@@ -292,7 +291,7 @@ func Open(cfg Config, m Machine) (*Group, error) {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return fail(err)
 		}
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
+		bolt, err := openDiskStore(filepath.Join(cfg.Dir, "raft.db"))
 		if err != nil {
 			return fail(fmt.Errorf("open %s: %w", filepath.Join(cfg.Dir, "raft.db"), err))
 		}
@@ -713,4 +712,12 @@ func (g *Group) RemoveVoter(ctx context.Context, id string) error {
 		return ErrClosed
 	}
 	return g.wait(ctx, g.raft.RemoveServer(raft.ServerID(id), 0, enqueueTimeout(ctx)))
+}
+
+// diskStore is what a data directory's raft.db gives a voter: its log and
+// its stable store, closed with the Group (see openDiskStore).
+type diskStore interface {
+	raft.LogStore
+	raft.StableStore
+	Close() error
 }

@@ -24,6 +24,7 @@ import (
 //	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s"),
 //	               strict-console (every console block is a transcript)
 //	               figure-timeout (longest time one figure may take to draw)
+//	               wasm-tags (build tags of the programs built for the page)
 type Config struct {
 	Title       string
 	Authors     []string
@@ -52,6 +53,11 @@ type Config struct {
 	// take to draw, in Go duration syntax (DefaultFigureTimeout when
 	// unset): past it the build fails at the block's line.
 	FigureTimeout string
+	// WasmTags is [bookgen] wasm-tags: build tags given to "go build" when
+	// a program is built for the page (GOOS=js GOARCH=wasm), for a
+	// dependency that needs one there (hashicorp/go-metrics' compat
+	// package builds on js only with "hashicorpmetrics"). Empty when unset.
+	WasmTags []string
 	// Input404 is [output.html] input-404: the book file that is the 404
 	// page's content ("404.md" when unset, as in mdBook).
 	Input404 string

@@ -277,14 +277,18 @@ type tomlFile struct {
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
-		Timeout       string `toml:"timeout"`
-		StrictConsole bool   `toml:"strict-console"`
-		FigureTimeout string `toml:"figure-timeout"`
+		Timeout       string   `toml:"timeout"`
+		StrictConsole bool     `toml:"strict-console"`
+		FigureTimeout string   `toml:"figure-timeout"`
+		WasmTags      []string `toml:"wasm-tags"`
 	} `toml:"bookgen"`
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags"
+
+// buildTagRE is what a Go build tag may hold (go help buildconstraint).
+var buildTagRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -352,6 +356,7 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		Timeout:         f.Bookgen.Timeout,
 		StrictConsole:   f.Bookgen.StrictConsole,
 		FigureTimeout:   f.Bookgen.FigureTimeout,
+		WasmTags:        f.Bookgen.WasmTags,
 		SitePath:        "/",
 		HideLines:       f.Output.HTML.Code.HideLines,
 		Input404:        f.Output.HTML.Input404,
@@ -375,6 +380,11 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		c.FigureTimeout = DefaultFigureTimeout
 	} else if d, err := time.ParseDuration(c.FigureTimeout); err != nil || d <= 0 {
 		return nil, diag.Errorf(file, keyLine(src, "figure-timeout"), "figure-timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.FigureTimeout)
+	}
+	for _, tag := range c.WasmTags {
+		if !buildTagRE.MatchString(tag) {
+			return nil, diag.Errorf(file, keyLine(src, "wasm-tags"), "wasm-tags: %q is not a Go build tag (letters, digits, _ and .)", tag)
+		}
 	}
 	if c.Repository != "" {
 		p, err := url.Parse(c.Repository)

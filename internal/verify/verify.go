@@ -279,8 +279,9 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	}
 
 	if v.module != "" {
-		for _, p := range programPackages(docs) {
-			add("wasm "+p, v.wasmJob(p))
+		pkgs, runs := programRuns(docs)
+		for _, p := range pkgs {
+			add("wasm "+p, v.wasmJob(p, runs[p]))
 		}
 	}
 
@@ -414,6 +415,10 @@ type verifier struct {
 	verOnce sync.Once
 	version string
 	verErr  error
+
+	engineOnce sync.Once // see jsEngine
+	engine     jsEngine
+	engineErr  error
 
 	mu     sync.Mutex // guards listed, failed and logging
 	listed map[string]*listCall

@@ -1,12 +1,15 @@
 package verify
 
 import (
-	"github.com/ownership-book/ownership/internal/markdown"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 func TestRunArgs(t *testing.T) {
@@ -30,29 +33,23 @@ func TestRunArgs(t *testing.T) {
 	}
 }
 
-func TestRunPackagesOfABlock(t *testing.T) {
-	blk := markdown.Block{Lang: "console", Lines: []string{
-		"$ go run ./examples/a -n 2", "out", "$ go test ./examples/b", "ok", "$ go run ./examples/c/", "$ go run x.go",
-	}}
-	if got, want := runPackages(blk), []string{"examples/a", "examples/c"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("runPackages = %q, want %q", got, want)
+func TestProgramRuns(t *testing.T) {
+	md := "# C\n\n```console\n$ go run ./examples/a -n 2\nout\n$ go test ./examples/b\nok\n$ go run ./examples/c/\n$ go run x.go\n```\n\n" +
+		"```console ignore\n$ go run ./examples/d\n```\n\n```console\n$ go run ./examples/a\n```\n"
+	d := &expand.Doc{Chapter: &book.Item{Title: "C", Path: "c.md"}, Markdown: []byte(md)}
+	pkgs, runs := programRuns([]*expand.Doc{d})
+	if want := []string{"./examples/a", "./examples/c"}; !reflect.DeepEqual(pkgs, want) {
+		t.Errorf("packages %q, want %q", pkgs, want)
 	}
-}
-
-func TestImportChain(t *testing.T) {
-	imports := map[string][]string{
-		"m/examples/p":      {"fmt", "m/examples/lib"},
-		"m/examples/lib":    {"github.com/x/raft"},
-		"github.com/x/raft": {"net", "io"},
-		"fmt":               {"io"},
-		"net":               {"io"},
+	want := map[string][]pageRun{
+		"./examples/a": {
+			{At: "book/c.md:4", Text: "go run ./examples/a -n 2", Args: []string{"-n", "2"}, Expected: []string{"out"}},
+			{At: "book/c.md:17", Text: "go run ./examples/a", Args: []string{}},
+		},
+		"./examples/c": {{At: "book/c.md:8", Text: "go run ./examples/c/", Args: []string{}}},
 	}
-	got := importChain(imports, "m/examples/p", "net")
-	if want := []string{"m/examples/p", "m/examples/lib", "github.com/x/raft", "net"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("chain %q, want %q", got, want)
-	}
-	if got := importChain(imports, "fmt", "net"); got != nil {
-		t.Errorf("fmt reaches net by %q", got)
+	if !reflect.DeepEqual(runs, want) {
+		t.Errorf("runs %#v,\nwant %#v", runs, want)
 	}
 }
 
