@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,6 +145,8 @@ type proc struct {
 	id, addr, raft, admin string
 	args                  []string
 	cmd                   *exec.Cmd
+	prefix                []string  // runs the binary through this command (a network namespace's ip netns exec)
+	stderr                io.Writer // where the voter's stderr goes (nil: the test's)
 }
 
 var serving = regexp.MustCompile(`^ownerd: voter (\S+) serving on `)
@@ -152,9 +155,14 @@ var serving = regexp.MustCompile(`^ownerd: voter (\S+) serving on `)
 // it has one, is up by then too: it is printed after).
 func (p *proc) start(t *testing.T, bin string) {
 	t.Helper()
-	p.cmd = exec.Command(bin, p.args...)
+	argv := append(append(append([]string(nil), p.prefix...), bin), p.args...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no voter outlives a killed test
 	out, _ := p.cmd.StdoutPipe()
 	p.cmd.Stderr = os.Stderr
+	if p.stderr != nil {
+		p.cmd.Stderr = p.stderr
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
