@@ -30,14 +30,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // ANCHOR: machine
@@ -246,8 +244,15 @@ type Group struct {
 // configuration. A voter with state restores its latest snapshot into m and
 // replays committed entries after it as the leader reports them committed.
 //
+// With a Dir every log entry is stored with a CRC-32C of its index, term,
+// type and data, and before Raft starts Open reads the whole log and every
+// snapshot back (checkStores): a voter never applies or serves an entry
+// or a snapshot that changed on disk.
+//
 // Errors: a missing ID, an ID absent from Voters at bootstrap, a store that
-// cannot be opened, a Bind address that cannot be listened on.
+// cannot be opened, a Bind address that cannot be listened on; an error
+// wrapping ErrDamaged that names the file (raft.db, a snapshot's meta.json
+// or state.bin) when the data directory fails those checks.
 func Open(cfg Config, m Machine) (*Group, error) {
 	if cfg.ID == "" {
 		return nil, errors.New("replica: Config.ID is empty")
@@ -292,16 +297,11 @@ func Open(cfg Config, m Machine) (*Group, error) {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return fail(err)
 		}
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
-		if err != nil {
-			return fail(fmt.Errorf("open %s: %w", filepath.Join(cfg.Dir, "raft.db"), err))
-		}
-		g.closer = append(g.closer, bolt)
-		snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rc.Logger)
+		logs, stable, snaps, err := openChecked(cfg.Dir, rc.Logger, &g.closer)
 		if err != nil {
 			return fail(err)
 		}
-		st = Stores{Log: bolt, Stable: bolt, Snapshots: snaps}
+		st = Stores{Log: logs, Stable: stable, Snapshots: snaps}
 	}
 
 	trans := cfg.Transport
