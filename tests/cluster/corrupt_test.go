@@ -238,3 +238,78 @@ func writeFile(t *testing.T, f string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestStreamdLostDataDir: a voter of a running group loses its whole data
+// directory and is started again with its usual command line (-peers,
+// without -bootstrap, which only the group's first start takes). It must
+// refuse to start, naming its data directory and saying how to bring it
+// back (-join), instead of bootstrapping a second group next to the first:
+// an empty voter grants its vote to any candidate, and with one more fault
+// a candidate missing acknowledged appends can then win (Raft §5.4.1
+// counts on every voter keeping its log). Then the voter is brought back as
+// the message says: removed from the group, started empty with -join, and
+// it reaches the leader's state. Reference: etcd's initial cluster state
+// ("new" against "existing").
+func TestStreamdLostDataDir(t *testing.T) {
+	c := newCluster(t, binary(t, "stream/streamd"), "A", "B", "C")
+	for _, v := range c.voters {
+		c.start(v)
+	}
+	ld := c.leader(20 * time.Second)
+	put(t, ld.url, streamPath, "application/octet-stream", "", http.StatusCreated)
+	for i := range 20 {
+		put(t, c.leader(10*time.Second).url, streamPath, "application/octet-stream", fmt.Sprintf("chunk-%05d|", i), http.StatusNoContent)
+	}
+	victim := c.voters[2]
+	if victim == c.leader(10*time.Second) {
+		victim = c.voters[1]
+	}
+	c.caughtUp(victim, 15*time.Second)
+	c.kill(victim)
+	if err := os.RemoveAll(victim.dir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(victim.dir+".log", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mark := "--- start on an empty data directory\n"
+	fmt.Fprint(f, mark)
+	cmd := exec.Command(c.bin, victim.args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		b, _ := os.ReadFile(victim.dir + ".log")
+		out := string(b)
+		out = out[strings.LastIndex(out, mark)+len(mark):]
+		if !strings.Contains(out, victim.dir) || !strings.Contains(out, "-join") {
+			t.Fatalf("voter %s exited (%v) on an empty data directory without naming %s and -join:\n%s", victim.id, err, victim.dir, lastLines(out, 10))
+		}
+		t.Logf("voter %s refused to start on an empty data directory (%v): %s", victim.id, err, lastLines(out, 2))
+	case <-time.After(15 * time.Second):
+		w, _ := c.view(victim, true)
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("voter %s started on an empty data directory in a running group with its usual command line (it reports %+v): it bootstrapped a second group", victim.id, w)
+	}
+	// Brought back as the message says.
+	req, _ := http.NewRequest(http.MethodDelete, c.leader(10*time.Second).url+"/v1/cluster/voters/"+victim.id, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE voter %s: %s", victim.id, resp.Status)
+	}
+	victim.args = append(dropFlag(victim.args, "-peers"), "-join", c.leader(10*time.Second).url)
+	c.start(victim)
+	c.caughtUp(victim, 20*time.Second)
+}

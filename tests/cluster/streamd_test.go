@@ -48,6 +48,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -184,6 +185,9 @@ func (c *cluster) start(v *voter) {
 	v.starts++
 	fmt.Fprintf(f, "--- start %d\n", v.starts)
 	argv := append(append(append([]string(nil), v.prefix...), c.bin), v.args...)
+	if v.starts == 1 && slices.Contains(v.args, "-peers") {
+		argv = append(argv, "-bootstrap") // the group's first start only
+	}
 	v.cmd = exec.Command(argv[0], argv[1:]...)
 	v.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no voter outlives a killed test
 	v.cmd.Stderr, v.cmd.Stdout, v.log = f, f, f
