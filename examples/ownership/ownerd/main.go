@@ -57,7 +57,7 @@ func main() {
 	id := flag.String("id", "", "run one voter of a group spanning processes: this voter's ID (e.g. v1); needs -ca, -peers, -addr, -raft-addr")
 	addr := flag.String("addr", "127.0.0.1:5001", "with -id: HTTPS address of the wire methods")
 	raftAddr := flag.String("raft-addr", "127.0.0.1:6001", "with -id: Raft address (mutual TLS), as named in -peers")
-	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); used only when -data holds no Raft state")
+	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); the group is bootstrapped from it on its first start, with -bootstrap")
 	ca := flag.String("ca", "", "with -id: directory holding ca.pem and ca.key (from -init-ca)")
 	initCADir := flag.String("init-ca", "", "write a new CA and the roster nodes' certificates to this directory, and exit")
 	validity := flag.Duration("ca-validity", 365*24*time.Hour, "with -init-ca: how long the CA and every certificate issued from it are valid")

@@ -57,7 +57,7 @@ func main() {
 	data := flag.String("data", "", "data directory: Raft log, stable store and snapshots (per voter in DIR/<id> unless -id) (\"\": in memory)")
 	cluster := flag.Int("cluster", 1, "number of voters in this process: 1 or 3 (not with -id)")
 	id := flag.String("id", "", "run one voter of a group spanning processes: this voter's ID (e.g. A)")
-	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); used only when -data holds no Raft state")
+	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); the group is bootstrapped from it on its first start, with -bootstrap")
 	bootstrap := flag.Bool("bootstrap", false, "with -id and -peers: the group's first start: bootstrap it from -peers (the data directory must hold no Raft state); without it, a data directory with no Raft state is refused, since the group already exists (a voter that lost its data is removed and started again with -join)")
 	join := flag.String("join", "", "with -id and no -peers: base URL of a running voter (e.g. http://10.0.0.1:4437) to ask to add this voter")
 	advertise := flag.String("raft-advertise", "", "with -id: the Raft address peers dial, if not -raft-addr (a wildcard bind, a proxy)")
