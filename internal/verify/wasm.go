@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os"
@@ -78,6 +79,11 @@ type Program struct {
 	// Engine is the JavaScript engine its page runs were verified in
 	// ("node v20.20.2"), "" when none was.
 	Engine string `json:"engine,omitempty"`
+	// PageNote says what differs in the page, as the program declares it
+	// in a file of its package built only for js/wasm, on a line
+	// "//bookgen:page-note TEXT" ("the log is kept in memory"); "" when
+	// none does. Several such lines are joined with "; ".
+	PageNote string `json:"page_note,omitempty"`
 }
 
 // pageRun is one transcript command that runs a program the page may
@@ -266,6 +272,10 @@ func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) 
 	if err != nil {
 		return nil, err
 	}
+	prog.PageNote, err = pageNote(filepath.Join(v.root, filepath.FromSlash(pkg)), v.b.Config.WasmTags)
+	if err != nil {
+		return nil, err
+	}
 	prog.Runnable = true
 	return prog, nil
 }
@@ -448,4 +458,47 @@ func programRuns(docs []*expand.Doc) ([]string, map[string][]pageRun) {
 		}
 	}
 	return out, runs
+}
+
+// pageNoteDirective starts a line of a program's js/wasm-only file that
+// says what differs when the program runs in the page.
+const pageNoteDirective = "//bookgen:page-note "
+
+// pageNote returns the page notes of the package in dir: the text of
+// every pageNoteDirective line in its .go files (tests aside) that a
+// js/wasm build with tags compiles and a host build does not, in file
+// order, joined with "; ".
+func pageNote(dir string, tags []string) (string, error) {
+	page := build.Default
+	page.GOOS, page.GOARCH, page.CgoEnabled, page.BuildTags = "js", "wasm", false, tags
+	host := build.Default
+	host.BuildTags = tags
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var notes []string
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		inPage, err := page.MatchFile(dir, n)
+		if err != nil || !inPage {
+			continue
+		}
+		if onHost, err := host.MatchFile(dir, n); err != nil || onHost {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		for _, l := range strings.Split(string(src), "\n") {
+			if t, ok := strings.CutPrefix(strings.TrimSpace(l), pageNoteDirective); ok && strings.TrimSpace(t) != "" {
+				notes = append(notes, strings.TrimSpace(t))
+			}
+		}
+	}
+	return strings.Join(notes, "; "), nil
 }

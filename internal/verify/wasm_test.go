@@ -105,3 +105,35 @@ func main() {
 		t.Errorf("flags:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestPageNote(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"main.go":        "package main\n\n//bookgen:page-note everywhere: not a page note\nfunc main() {}\n",
+		"store_js.go":    "//go:build js\n\npackage main\n\n//bookgen:page-note the log is kept in memory\n",
+		"net_js.go":      "package main\n\n//bookgen:page-note probes travel in memory\n",
+		"disk.go":        "//go:build !js\n\npackage main\n\n//bookgen:page-note on the host only\n",
+		"tagged_js.go":   "//go:build js && pagetag\n\npackage main\n\n//bookgen:page-note with the tag\n",
+		"store_test.go":  "//go:build js\n\npackage main\n\n//bookgen:page-note a test\n",
+		"readme_js.txt":  "//bookgen:page-note not Go\n",
+		"empty_js.go":    "package main\n\n//bookgen:page-note   \n",
+		"windows_x.go":   "//go:build windows\n\npackage main\n\n//bookgen:page-note windows\n",
+		"wasm_wasm.go":   "package main\n\n//bookgen:page-note wasm by file name\n",
+		"other_linux.go": "package main\n\n//bookgen:page-note linux\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := pageNote(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "probes travel in memory; the log is kept in memory; wasm by file name"; got != want {
+		t.Errorf("pageNote = %q, want %q", got, want)
+	}
+	got, _ = pageNote(dir, []string{"pagetag"})
+	if want := "probes travel in memory; the log is kept in memory; with the tag; wasm by file name"; got != want {
+		t.Errorf("pageNote with pagetag = %q, want %q", got, want)
+	}
+}
