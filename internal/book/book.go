@@ -41,6 +41,14 @@ type Config struct {
 	// Timeout is the default timeout of one transcript command, in Go
 	// duration syntax ("60s" when unset).
 	Timeout string
+	// RequireMutants is [bookgen] require-mutants: chapters (book-relative
+	// paths, "reference.md") or sections of them ("reference.md#invariants",
+	// the section under the heading of that id, its subsections included)
+	// where every paragraph, list item or table row holding a claim must
+	// name a mutant that its check kills (see verify.Mutant);
+	// RequireMutantsLine is the key's line in book.toml.
+	RequireMutants     []string
+	RequireMutantsLine int
 	// Input404 is [output.html] input-404: the book file that is the 404
 	// page's content ("404.md" when unset, as in mdBook).
 	Input404 string

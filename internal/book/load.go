@@ -272,12 +272,13 @@ type tomlFile struct {
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
-		Timeout string `toml:"timeout"`
+		Timeout        string   `toml:"timeout"`
+		RequireMutants []string `toml:"require-mutants"`
 	} `toml:"bookgen"`
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, require-mutants"
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -347,6 +348,14 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		HideLines:       f.Output.HTML.Code.HideLines,
 		Input404:        f.Output.HTML.Input404,
 		Warnings:        warnings,
+	}
+	if len(f.Bookgen.RequireMutants) > 0 {
+		c.RequireMutants, c.RequireMutantsLine = f.Bookgen.RequireMutants, keyLine(src, "require-mutants")
+		for _, r := range c.RequireMutants {
+			if p, _, _ := strings.Cut(r, "#"); !strings.HasSuffix(p, ".md") || strings.HasPrefix(p, "/") {
+				return nil, diag.Errorf(file, c.RequireMutantsLine, "require-mutants %q is not a chapter's path in the book (\"reference.md\", or \"reference.md#invariants\" for one section)", r)
+			}
+		}
 	}
 	if f.Book.Src != "" {
 		c.Src, c.SrcLine = f.Book.Src, keyLine(src, "src")

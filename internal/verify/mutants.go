@@ -266,8 +266,11 @@ func (v *verifier) mutantJob(r mutantRun) job {
 	return func(ctx context.Context) jobResult {
 		var res jobResult
 		subject := r.fn + " with " + r.m.File
+		// res.mutant is set only when the check ran to an outcome (or
+		// the cache answered): a mutant that does not compile, or under
+		// which the check did not run, is reported here and not again as
+		// a survivor.
 		out := &mutantOutcome{id: r.id()}
-		res.mutant = out
 		fail := func(file string, line int, detail, format string, args ...any) jobResult {
 			e := diag.Errorf(file, line, format, args...)
 			e.Detail = detail
@@ -287,6 +290,7 @@ func (v *verifier) mutantJob(r mutantRun) job {
 			v.logf("verify: mutant %s: cached", subject)
 			res.checks = append(res.checks, Check{Kind: "mutant", Subject: subject, Cached: true})
 			out.killed = true
+			res.mutant = out
 			return res
 		}
 		l, err := v.localDirs(ctx, nil, []string{r.pkg})
@@ -322,11 +326,13 @@ func (v *verifier) mutantJob(r mutantRun) job {
 		switch st := status[r.fn]; {
 		case st == "fail":
 			out.killed = true
+			res.mutant = out
 			v.logf("verify: mutant %s: killed (%v)", subject, run.Elapsed.Round(time.Millisecond))
 			if err := v.cache.store(&entry{Kind: "mutant", Subject: subject, Key: key, Manifest: m}); err != nil {
 				v.logf("verify: cache: %v", err)
 			}
 		case st == "pass" || st == "empty":
+			res.mutant = out
 			v.logf("verify: mutant %s: SURVIVED (%v)", subject, run.Elapsed.Round(time.Millisecond))
 		case st == "skip":
 			return fail(r.m.LinkFile, r.m.LinkLine, clipOutput(outputs[r.fn]), "claim %s was skipped with mutant %s applied; a skipped check kills nothing", r.fn, r.m.Name)
