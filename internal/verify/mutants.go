@@ -36,6 +36,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -317,7 +318,12 @@ func (v *verifier) mutantJob(r mutantRun) job {
 			return fail(r.m.LinkFile, r.m.LinkLine, "", "mutant %s: %v", r.m.File, err)
 		}
 		args := []string{v.goCmd, "test", "-json", "-vet=off", "-overlay", overlay, "-run", "^" + regexp.QuoteMeta(r.fn) + "$", r.pkg}
+		// A property test that fails under the mutant may write a
+		// failure file (rapid: testdata/rapid/...) into the package; the
+		// tree is not to be edited, so whatever the run adds there goes.
+		before := litter(v.root, l.dirs)
 		run, err := v.exec(ctx, Run{Args: args, Dir: v.root, Timeout: PackageTimeout})
+		removeLitter(v.root, l.dirs, before)
 		res.checks = append(res.checks, Check{Kind: "mutant", Subject: subject, Elapsed: run.Elapsed})
 		if err != nil {
 			return fail(r.m.LinkFile, r.m.LinkLine, "", "mutant %s: %v", r.m.File, err)
@@ -381,4 +387,41 @@ func settleMutants(claims []Claim, results []jobResult) diag.List {
 		}
 	}
 	return errs
+}
+
+// litterDirs are the folders of a package where a failing test leaves
+// files: rapid's failure files.
+var litterDirs = []string{"testdata/rapid"}
+
+// litter returns the files under the litterDirs of dirs (repository-
+// relative package folders).
+func litter(root string, dirs []string) map[string]bool {
+	set := map[string]bool{}
+	for _, d := range dirs {
+		for _, ld := range litterDirs {
+			base := filepath.Join(root, filepath.FromSlash(d), filepath.FromSlash(ld))
+			_ = filepath.WalkDir(base, func(p string, e os.DirEntry, err error) error {
+				if err == nil {
+					set[p] = true
+				}
+				return nil
+			})
+		}
+	}
+	return set
+}
+
+// removeLitter removes the files and folders under the litterDirs of dirs
+// that were not in before, deepest first.
+func removeLitter(root string, dirs []string, before map[string]bool) {
+	var added []string
+	for p := range litter(root, dirs) {
+		if !before[p] {
+			added = append(added, p)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(added)))
+	for _, p := range added {
+		_ = os.Remove(p)
+	}
 }
