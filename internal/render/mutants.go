@@ -24,6 +24,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/markdown"
 	"github.com/ownership-book/ownership/internal/verify"
 )
 
@@ -179,7 +180,7 @@ func (pm *pageMutants) link(r *Renderer, chPath string, n *ast.Link, file string
 	if generated {
 		return
 	}
-	if _, fn, ok := verify.ClaimTarget(r.book.RepoPath(chPath), string(n.Destination)); ok {
+	if _, fn, ok := markdown.ClaimTarget(r.book.RepoPath(chPath), string(n.Destination)); ok {
 		if b := pm.block(n); b.claim == "" {
 			b.claim, b.file, b.line = fn, file, line
 		}
@@ -191,7 +192,7 @@ func (pm *pageMutants) link(r *Renderer, chPath string, n *ast.Link, file string
 // markMutant turns the link n, written at file:line, into a link to its
 // mutant's diff when the mutant was killed, with a badge saying so.
 func (r *Renderer) markMutant(chPath string, n *ast.Link, file string, line int, pm *pageMutants) {
-	if _, ok := verify.MutantTarget(r.book.RepoPath(chPath), string(n.Destination)); !ok {
+	if _, _, _, ok := markdown.MutantTarget(r.book.RepoPath(chPath), string(n.Destination)); !ok {
 		return
 	}
 	k, ok := r.claims.mutants[mutantKey(file, line, string(n.Destination))]

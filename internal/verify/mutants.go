@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -42,11 +41,10 @@ import (
 	"time"
 
 	udiff "github.com/aymanbagabas/go-udiff"
-	gast "github.com/yuin/goldmark/ast"
-	east "github.com/yuin/goldmark/extension/ast"
 
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // Mutant is one mutant a claim names.
@@ -70,65 +68,6 @@ type Mutant struct {
 	// in this verification (run now or answered by the cache) and passed
 	// without it.
 	Killed bool
-}
-
-// mutantRE matches a mutant's folder: a package directory, testdata/mutants/
-// and one name.
-var mutantRE = regexp.MustCompile(`^(examples/(?:[^/]+/)*?[^/]+)/testdata/mutants/([^/]+)$`)
-
-// MutantTarget reports whether dest, a link destination written in the
-// chapter file chFile (repository-relative), names a mutant's folder
-// (<package>/testdata/mutants/<name>, with or without the final slash,
-// under examples/). It returns the repository-relative folder.
-func MutantTarget(chFile, dest string) (dir string, ok bool) {
-	u, err := url.Parse(dest)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.Path == "" || u.Fragment != "" || strings.HasPrefix(dest, "/") {
-		return "", false
-	}
-	p := path.Join(path.Dir(chFile), u.Path)
-	if !mutantRE.MatchString(p) {
-		return "", false
-	}
-	return p, true
-}
-
-// mutantLink is a link to a mutant as the Markdown alone tells it.
-type mutantLink struct {
-	dest, dir string
-	line      int // 1-based Markdown line
-}
-
-// mutantBlock is the block a mutant link must share with its claim's link:
-// the table row for a link in a table, else the nearest block (paragraph,
-// list item's text, heading).
-func mutantBlock(l *gast.Link) gast.Node {
-	var blk gast.Node
-	for p := l.Parent(); p != nil; p = p.Parent() {
-		if _, ok := p.(*east.TableRow); ok {
-			return p
-		}
-		if _, ok := p.(*east.TableHeader); ok {
-			return p
-		}
-		if blk == nil && p.Type() == gast.TypeBlock {
-			blk = p
-		}
-	}
-	return blk
-}
-
-// attachMutant adds the mutant link l (to the folder dir) to the last
-// claim link of out when both are in one block (last is that claim's
-// block), and otherwise appends it as an orphan, which FindClaims refuses.
-func attachMutant(out []claimLink, last gast.Node, l *gast.Link, dir string, src []byte, lines []int) []claimLink {
-	ml := mutantLink{dest: string(l.Destination), dir: dir, line: linkLine(l, src, lines)}
-	if n := len(out); n > 0 && last != nil && mutantBlock(l) == last && !out[n-1].inHeading && out[n-1].orphan == nil {
-		c := out[n-1]
-		c.mutants = append(append([]mutantLink(nil), c.mutants...), ml)
-		out[n-1] = c
-		return out
-	}
-	return append(out, claimLink{dest: ml.dest, line: ml.line, orphan: &ml})
 }
 
 // mutantFiles remembers the content of mutant and replaced files by stamp.
@@ -170,20 +109,19 @@ func unifiedDiff(oldName, newName string, old, new []byte) string {
 // and returns them with an error at the link's line for each that is not
 // a mutant: no such folder, not exactly one .go file, no package file of
 // that name to replace, a _test.go file, or identical to the real file.
-func resolveMutants(root string, d *expand.Doc, c Claim, ms []mutantLink) ([]Mutant, diag.List) {
+func resolveMutants(root string, d *expand.Doc, c Claim, ms []markdown.MutantLink) ([]Mutant, diag.List) {
 	var out []Mutant
 	var errs diag.List
 	for _, ml := range ms {
-		o := d.Origin(ml.line)
+		o := d.Origin(ml.Line)
 		fail := func(format string, args ...any) {
-			errs = append(errs, diag.Errorf(o.File, o.Line, "claim %s: mutant %q: "+format, append([]any{c.Func, ml.dest}, args...)...))
+			errs = append(errs, diag.Errorf(o.File, o.Line, "claim %s: mutant %q: "+format, append([]any{c.Func, ml.Dest}, args...)...))
 		}
-		sm := mutantRE.FindStringSubmatch(ml.dir)
-		pkgDir, name := sm[1], sm[2]
-		ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(ml.dir)))
+		_, pkgDir, name, _ := markdown.MutantTarget(d.Chapter.File(), ml.Dest)
+		ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(ml.Dir)))
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				fail("the folder %s does not exist", ml.dir)
+				fail("the folder %s does not exist", ml.Dir)
 			} else {
 				fail("%v", err)
 			}
@@ -196,16 +134,16 @@ func resolveMutants(root string, d *expand.Doc, c Claim, ms []mutantLink) ([]Mut
 			}
 		}
 		if len(gofiles) != 1 {
-			fail("%s holds %d .go files; a mutant is one .go file, named as the file of %s it replaces", ml.dir, len(gofiles), pkgDir)
+			fail("%s holds %d .go files; a mutant is one .go file, named as the file of %s it replaces", ml.Dir, len(gofiles), pkgDir)
 			continue
 		}
 		base := gofiles[0]
 		if strings.HasSuffix(base, "_test.go") {
-			fail("%s replaces a test file; a mutant changes the code under test, never its check", path.Join(ml.dir, base))
+			fail("%s replaces a test file; a mutant changes the code under test, never its check", path.Join(ml.Dir, base))
 			continue
 		}
-		m := Mutant{Name: name, Dir: ml.dir, File: path.Join(ml.dir, base), Replaces: path.Join(pkgDir, base),
-			LinkFile: o.File, LinkLine: o.Line, Dest: ml.dest}
+		m := Mutant{Name: name, Dir: ml.Dir, File: path.Join(ml.Dir, base), Replaces: path.Join(pkgDir, base),
+			LinkFile: o.File, LinkLine: o.Line, Dest: ml.Dest}
 		real, err := readMemo(filepath.Join(root, filepath.FromSlash(m.Replaces)))
 		if err != nil {
 			fail("%s has no file %s for %s to replace", pkgDir, base, m.File)
