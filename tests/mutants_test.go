@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
 )
 
@@ -147,5 +149,31 @@ func TestBadMutants(t *testing.T) {
 				t.Errorf("errors:\n%v\nwant one, %s:%d: ...%s...", err, tt.file, tt.line, tt.msg)
 			}
 		})
+	}
+}
+
+// TestRequireMutantsFailsTest checks that `bookgen test`, which writes no
+// site, enforces require-mutants as build does: the fixture passes with its
+// mutant linked and fails at the claim's line without it.
+func TestRequireMutantsFailsTest(t *testing.T) {
+	t.Parallel()
+	for _, linked := range []bool{true, false} {
+		root := copyFixture(t, "mutants")
+		if !linked {
+			mutantChapter("")(t, root)
+		}
+		opt := build.Options{Root: root}
+		opt.Verify.CacheDir = t.TempDir()
+		_, err := build.Test(context.Background(), opt)
+		if linked {
+			if err != nil {
+				t.Fatalf("bookgen test of the fixture with its mutant: %v", err)
+			}
+			continue
+		}
+		errs := diag.All(err)
+		if len(errs) != 1 || errs[0].File != "book/ch.md" || errs[0].Line != 6 || !strings.Contains(errs[0].Msg, "claim TestNext names no mutant that its check kills") {
+			t.Errorf("bookgen test without the mutant: %v, want book/ch.md:6: claim TestNext names no mutant ...", err)
+		}
 	}
 }
