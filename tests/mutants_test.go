@@ -130,6 +130,14 @@ var badMutantFixtures = []struct {
 			t.Fatal(err)
 		}
 	}, msg: `require-mutants names ch.md#laws, but book/ch.md has no heading with id "laws"`},
+	{name: "chapter not in SUMMARY.md", file: "book/book.toml", line: 8, mutate: func(t *testing.T, root string) {
+		if err := os.WriteFile(filepath.Join(root, "book", "other.md"), []byte("# Other\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "book", "book.toml"), []byte("[book]\ntitle = \"Fixture: mutants\"\n\n[output.html]\ngit-repository-url = \"https://github.com/example/mutants\"\n\n[bookgen]\nrequire-mutants = [\"other.md\"]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}, msg: "require-mutants names other.md, which is not a chapter of book/SUMMARY.md"},
 }
 
 // TestBadMutants checks that each broken use of mutants fails the build

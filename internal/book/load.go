@@ -117,6 +117,9 @@ func load(root string, c *Cache) (*Book, error) {
 	if err := readNotFound(b, realRoot); err != nil {
 		errs = append(errs, err)
 	}
+	if len(errs) == 0 { // a chapter that failed to load is not missing
+		errs = requiredChapters(b)
+	}
 	switch len(errs) {
 	case 0:
 		return b, nil
@@ -124,6 +127,28 @@ func load(root string, c *Cache) (*Book, error) {
 		return nil, errs[0]
 	}
 	return nil, errs
+}
+
+// requiredChapters returns an error at book.toml's require-mutants line
+// for each chapter it names that SUMMARY.md does not list (or lists as a
+// draft): a requirement on a page the book never builds would check
+// nothing.
+func requiredChapters(b *Book) diag.List {
+	var errs diag.List
+	for _, r := range b.Config.RequireMutants {
+		p, _, _ := strings.Cut(r, "#")
+		found := false
+		for _, ch := range b.Chapters {
+			if ch.Path == p {
+				found = true
+				break
+			}
+		}
+		if !found {
+			errs = append(errs, diag.Errorf(b.ConfigFile, b.Config.RequireMutantsLine, "require-mutants names %s, which is not a chapter of %s", r, b.SummaryFile))
+		}
+	}
+	return errs
 }
 
 // readNotFound sets b.NotFound from the book's 404 file (Config.Input404)
