@@ -44,6 +44,14 @@ type Config struct {
 	// Timeout is the default timeout of one transcript command, in Go
 	// duration syntax ("60s" when unset).
 	Timeout string
+	// RequireMutants is [bookgen] require-mutants: chapters (book-relative
+	// paths, "reference.md") or sections of them ("reference.md#invariants",
+	// the section under the heading of that id, its subsections included)
+	// where every paragraph, list item or table row holding a claim must
+	// name a mutant that its check kills (see verify.Mutant);
+	// RequireMutantsLine is the key's line in book.toml.
+	RequireMutants     []string
+	RequireMutantsLine int
 	// StrictConsole is [bookgen] strict-console: every console block not
 	// marked "ignore" is a transcript, and one bookgen cannot run (a
 	// command other than go run or go test, text before the first "$"
