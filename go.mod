@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/bep/goat v0.5.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
@@ -27,7 +28,6 @@ require (
 	github.com/andybalholm/brotli v1.2.0 // indirect
 	github.com/andybalholm/cascadia v1.3.2 // indirect
 	github.com/armon/go-metrics v0.4.1 // indirect
-	github.com/aymanbagabas/go-udiff v0.4.2 // indirect
 	github.com/boltdb/bolt v1.3.1 // indirect
 	github.com/dlclark/regexp2 v1.11.4 // indirect
 	github.com/dlclark/regexp2/v2 v2.2.1 // indirect
