@@ -462,6 +462,9 @@ func missing(what, dest, repoPath string, err error) *diag.Error {
 	if errors.Is(err, ErrNotPublished) {
 		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a hidden file or an editor's leftover, which the site does not publish", what, dest, repoPath)}
 	}
+	if nr := (*notRegularError)(nil); errors.As(err, &nr) {
+		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, %s, not a regular file; the site publishes only regular files", what, dest, repoPath, nr.kind)}
+	}
 	if errors.Is(err, ErrOutside) {
 		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a symbolic link that leads outside the repository; the site publishes only files inside it", what, dest, repoPath)}
 	}
