@@ -84,7 +84,7 @@ func TestSequencerServerNeverGoesBack(t *testing.T) {
 // The same property holds for the ownership model, whose coordinator
 // revokes on a failure detector's suspicion, right or wrong, with any
 // detector timeout and any delay of the fence notice.
-// Reference: chapter "Ownership: epochs and fencing", sections "The epoch
+// Reference: chapter "One owner at a time", sections "The epoch
 // moves first" and "What the model assumes" (failure detectors can be
 // wrong).
 func TestOwnershipServerNeverGoesBack(t *testing.T) {

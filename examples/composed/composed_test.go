@@ -25,7 +25,7 @@ var smallTrees = []raymond.Tree{raymond.Line(3), raymond.Star(3)}
 // newer one's, and no two nodes are in the critical section with authority,
 // whatever the network duplicates, reorders, delays or loses and whenever
 // the coordinator revokes.
-// Reference: chapter "Ownership: epochs and fencing", section "What the
+// Reference: chapter "One owner at a time", section "What the
 // model assumes" (the network row: no later layer adds anything).
 func TestComposedSafeExhaustively(t *testing.T) {
 	for _, tr := range smallTrees {
@@ -57,7 +57,7 @@ func TestComposedSafeExhaustivelyFullBounds(t *testing.T) {
 // Mutant: without an epoch on the writes, the resource cannot fence, and
 // the old holder's late write lands after its successor's. The check must
 // find it.
-// Reference: chapter "Ownership: epochs and fencing", section "One predicate
+// Reference: chapter "One owner at a time", section "One predicate
 // for authority, one check for servers".
 func TestMutantWithoutWriteEpochIsCaught(t *testing.T) {
 	for _, tr := range smallTrees {
@@ -117,7 +117,7 @@ func TestLatePrivilegeWithoutEpochAcquiresAtTheRecordsEpoch(t *testing.T) {
 // accepted, because B has not written yet and the resource has seen nothing
 // newer. A fence that learns epochs only from writes cannot refuse it; only
 // a resource that asks the record could.
-// Reference: chapter "Ownership: epochs and fencing", section "One predicate
+// Reference: chapter "One owner at a time", section "One predicate
 // for authority, one check for servers".
 func TestStaleHoldersWriteBeforeSuccessorsIsAccepted(t *testing.T) {
 	s := New(raymond.Line(2), 0, Bounds{Requests: 1}, Correct)
@@ -139,7 +139,7 @@ func TestStaleHoldersWriteBeforeSuccessorsIsAccepted(t *testing.T) {
 // Mutant: a recovery that re-grants at the current epoch instead of burning
 // one leaves the revoked holder's write indistinguishable from its
 // successor's. The check must find it, and the run must use the revoke.
-// Reference: chapter "Ownership: epochs and fencing", section "Abort and
+// Reference: chapter "One owner at a time", section "Abort and
 // revoke".
 func TestMutantWithoutBurnIsCaught(t *testing.T) {
 	for _, tr := range smallTrees {
@@ -181,7 +181,7 @@ func run(t *testing.T, s *System, steps ...string) []string {
 
 // A duplicated PRIVILEGE is refused: the record is already Owned by its
 // receiver.
-// Reference: chapter "Ownership: epochs and fencing", section "A handover,
+// Reference: chapter "One owner at a time", section "A handover,
 // step by step" (Acquire is defined only on Unowned).
 func TestDuplicatePrivilegeRefused(t *testing.T) {
 	s := New(raymond.Line(2), 0, Bounds{Requests: 1, Dups: 1}, Correct)
@@ -194,7 +194,7 @@ func TestDuplicatePrivilegeRefused(t *testing.T) {
 
 // A lost PRIVILEGE is recovered by a revoke that burns an epoch and resends;
 // if the first PRIVILEGE was only late, it is stale on arrival.
-// Reference: chapter "Ownership: epochs and fencing", section "Abort and
+// Reference: chapter "One owner at a time", section "Abort and
 // revoke".
 func TestLatePrivilegeAfterRevokeIsStale(t *testing.T) {
 	s := New(raymond.Line(2), 0, Bounds{Requests: 1, Revokes: 1}, Correct)
@@ -213,7 +213,7 @@ func TestLatePrivilegeAfterRevokeIsStale(t *testing.T) {
 // A healthy holder wrongly suspected keeps running, but its write in flight
 // is fenced once its successor's has landed, and its next handover is
 // refused by the record.
-// Reference: chapter "Ownership: epochs and fencing", section "What the
+// Reference: chapter "One owner at a time", section "What the
 // model assumes" (failure detectors can be wrong).
 func TestRevokedHolderIsFenced(t *testing.T) {
 	s := New(raymond.Line(2), 0, Bounds{Requests: 1, Revokes: 1}, Correct)
@@ -234,7 +234,7 @@ func TestRevokedHolderIsFenced(t *testing.T) {
 
 // Random runs on larger trees, with a network that duplicates, reorders,
 // delays and loses and a coordinator that revokes, never break safety.
-// Reference: chapter "Ownership: epochs and fencing", section "What the
+// Reference: chapter "One owner at a time", section "What the
 // model assumes".
 func TestSimulatedNemesisKeepsExclusivity(t *testing.T) {
 	b := Bounds{Requests: 3, Dups: 6, Losses: 3, Revokes: 3}

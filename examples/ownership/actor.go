@@ -12,7 +12,7 @@ import "fmt"
 //
 // It is Chubby's sequencer without the lock mode (Mike Burrows, "The Chubby
 // lock service for loosely-coupled distributed systems", OSDI 2006, section
-// 2.4). Reference: chapter "Ownership: epochs and fencing", section "Tokens are
+// 2.4). Reference: chapter "One owner at a time", section "Tokens are
 // things; authority is a fact about the record".
 type Token struct {
 	Actor  ActorID `json:"actor"`

@@ -30,7 +30,7 @@ func mustMarshal(t *testing.T, a *Actor) []byte {
 
 // An actor created Owned has its owner's token; Acquire is the only
 // transition that issues one, and issued tokens are never removed.
-// Reference: chapter "Ownership: epochs and fencing", section "Tokens are
+// Reference: chapter "One owner at a time", section "Tokens are
 // things; authority is a fact about the record".
 func TestActorHandoverIssuesTokens(t *testing.T) {
 	a := mustActor(t, ownedA)
@@ -73,7 +73,7 @@ func TestActorHandoverIssuesTokens(t *testing.T) {
 }
 
 // A refused transition changes neither the state nor the issued set.
-// Reference: chapter "Ownership: epochs and fencing", section "A handover,
+// Reference: chapter "One owner at a time", section "A handover,
 // step by step".
 func TestActorRefusalChangesNothing(t *testing.T) {
 	a := mustActor(t, ownedA)
@@ -111,7 +111,7 @@ func TestActorRefusalChangesNothing(t *testing.T) {
 // Authorize names why a token confers no authority.
 // Old tokens stay around and do nothing; a token the actor never issued is
 // refused, since no transition creates one outside Acquire.
-// Reference: chapter "Ownership: epochs and fencing", section "Tokens are
+// Reference: chapter "One owner at a time", section "Tokens are
 // things; authority is a fact about the record".
 func TestAuthorize(t *testing.T) {
 	a := mustActor(t, ownedA)
@@ -273,7 +273,7 @@ func TestCommand(t *testing.T) {
 // negative control applies the same transition without the epoch check (the
 // pure function) and shows the unintended handover at epoch 43 it would have
 // started.
-// Reference: chapter "Ownership: epochs and fencing", section "What the model
+// Reference: chapter "One owner at a time", section "What the model
 // assumes" (messages may be duplicated, reordered or delayed).
 func TestDuplicatedRequestIsRefused(t *testing.T) {
 	a := mustActor(t, ownedA)

@@ -8,8 +8,8 @@
 // the code around it (the ownership service wraps an Actor in a mutex and
 // replicates its Commands through Raft).
 //
-// An actor is always in exactly one of three shapes (chapter "Ownership:
-// epochs and fencing", section "Three shapes"):
+// An actor is always in exactly one of three shapes (chapter "One owner at
+// a time", section "Three shapes"):
 //
 //	Owned        {Owner, Epoch}
 //	Transferring {From, To, OldEpoch, NewEpoch}

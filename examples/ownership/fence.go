@@ -8,7 +8,7 @@ package ownership
 // one epoch, at most one (node, epoch) pair satisfies it in any state:
 // exclusivity is a property of the shape, not of a count.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "One predicate
+// Reference: chapter "One owner at a time", section "One predicate
 // for authority, one check for servers".
 func MayMutate(s State, node NodeID, epoch Epoch) bool {
 	o, ok := s.(Owned)
@@ -24,7 +24,7 @@ func MayMutate(s State, node NodeID, epoch Epoch) bool {
 // stale from the moment the handover begins), the free epoch when Unowned.
 // It returns 0 for a nil State.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "One predicate
+// Reference: chapter "One owner at a time", section "One predicate
 // for authority, one check for servers".
 func CurrentEpoch(s State) Epoch {
 	switch s := s.(type) {

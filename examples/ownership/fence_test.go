@@ -7,7 +7,7 @@ import (
 
 // Authority is one predicate, true only in Owned, for the owner, at the
 // owner's epoch; nobody has authority in the middle of a handover.
-// Reference: chapter "Ownership: epochs and fencing", section "One predicate
+// Reference: chapter "One owner at a time", section "One predicate
 // for authority, one check for servers".
 func TestMayMutate(t *testing.T) {
 	cases := []struct {
@@ -38,7 +38,7 @@ func TestMayMutate(t *testing.T) {
 
 // In Transferring, CurrentEpoch is already NewEpoch, so the outgoing owner's
 // epoch fails the fence from the first step; a server admits e iff e >= the
-// current epoch. Reference: chapter "Ownership: epochs and fencing", section
+// current epoch. Reference: chapter "One owner at a time", section
 // "One predicate for authority, one check for servers".
 func TestCurrentEpochAndValidFence(t *testing.T) {
 	cases := []struct {
@@ -77,7 +77,7 @@ func TestCurrentEpochAndValidFence(t *testing.T) {
 // A server that keeps only the highest epoch it has admitted refuses an
 // older one and keeps its bar, but admits the old epoch until a newer one
 // has reached it, whatever the record says.
-// Reference: chapter "Ownership: epochs and fencing", section "Two meanings
+// Reference: chapter "One owner at a time", section "Two meanings
 // of fenced".
 func TestHighestSeenAdmitsUntilItSeesNewer(t *testing.T) {
 	var h HighestSeen

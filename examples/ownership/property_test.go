@@ -111,7 +111,7 @@ func checkInvariants(t fataler, a *Actor, h *history) {
 	cur := CurrentEpoch(s)
 
 	// Exclusivity: at most one (node, epoch) pair may mutate, exactly one when
-	// Owned. Reference: chapter "Ownership: epochs and fencing", section "One
+	// Owned. Reference: chapter "One owner at a time", section "One
 	// predicate for authority, one check for servers".
 	epochs := map[Epoch]bool{cur: true, cur - 1: true, cur + 1: true, 0: true}
 	for _, tok := range a.Issued() {
@@ -136,7 +136,7 @@ func checkInvariants(t fataler, a *Actor, h *history) {
 		}
 		// A token of an older epoch never passes the fence, and no issued
 		// token is newer than the current epoch.
-		// Reference: chapter "Ownership: epochs and fencing", section "One
+		// Reference: chapter "One owner at a time", section "One
 		// predicate for authority, one check for servers".
 		if tok.Epoch < cur && ValidFence(s, tok.Epoch) {
 			t.Fatalf("stale token %v passes ValidFence in %v", tok, s)
@@ -153,7 +153,7 @@ func checkInvariants(t fataler, a *Actor, h *history) {
 	}
 
 	// Every issued token stays issued: the set only grows.
-	// Reference: chapter "Ownership: epochs and fencing", section "Tokens are
+	// Reference: chapter "One owner at a time", section "Tokens are
 	// things; authority is a fact about the record".
 	now := a.Issued()
 	if len(now) < len(h.issued) || !slices.Equal(now[:len(h.issued)], h.issued) {
@@ -190,7 +190,7 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 	// A request takes effect only at the epoch it was issued at; at any other
 	// epoch it is refused as stale, and otherwise it does what the transition
 	// function does.
-	// Reference: chapter "Ownership: epochs and fencing", section "What the
+	// Reference: chapter "One owner at a time", section "What the
 	// model assumes".
 	want, wantErr := pureStep(before.State(), c)
 	var se *StaleEpochError
@@ -210,7 +210,7 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 	}
 	if err != nil {
 		// An illegal transition leaves the state and the tokens unchanged.
-		// Reference: chapter "Ownership: epochs and fencing", section "A
+		// Reference: chapter "One owner at a time", section "A
 		// handover, step by step".
 		if after.State() != before.State() || !slices.Equal(after.Issued(), before.Issued()) {
 			t.Fatalf("refused %v (%v) changed %v to %v", c, err, before.State(), after.State())
@@ -223,7 +223,7 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 	// The current epoch never decreases; it strictly increases on
 	// BeginTransfer, Abort and Revoke, and stays on CompleteRelease and
 	// Acquire.
-	// Reference: chapter "Ownership: epochs and fencing", sections "A handover,
+	// Reference: chapter "One owner at a time", sections "A handover,
 	// step by step" and "Abort and revoke".
 	switch c.Op {
 	case OpBeginTransfer, OpAbort, OpRevoke:
@@ -254,7 +254,7 @@ func checkStep(t fataler, before, after *Actor, c Command, tok Token, err error)
 // monotone epoch, an only-growing issued set, stale tokens fenced out,
 // refused transitions without effect, requests effective only at the epoch
 // they were issued at.
-// Reference: chapter "Ownership: epochs and fencing", sections "One predicate
+// Reference: chapter "One owner at a time", sections "One predicate
 // for authority, one check for servers" and "Tokens are things; authority is
 // a fact about the record".
 func TestPropertyRandomTransitions(t *testing.T) {
@@ -318,7 +318,7 @@ func TestPropertyRandomTransitions(t *testing.T) {
 //
 //	go test -fuzz FuzzApply ./examples/ownership
 //
-// Reference: chapter "Ownership: epochs and fencing", section "Three shapes".
+// Reference: chapter "One owner at a time", section "Three shapes".
 func FuzzApply(f *testing.F) {
 	f.Add([]byte{0x01, 0x06, 0x07, 0x00, 0x0b})
 	f.Add([]byte("handover, abort, revoke"))

@@ -12,7 +12,7 @@ package ownership
 //
 // The zero value has admitted nothing and admits any epoch.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "Two meanings
+// Reference: chapter "One owner at a time", section "Two meanings
 // of fenced".
 type HighestSeen struct {
 	Highest Epoch // the highest epoch admitted so far

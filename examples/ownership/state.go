@@ -27,7 +27,7 @@ type ActorID string
 // Transferring or Unowned; the interface is sealed, so no other type can be a
 // State. The zero State (nil) is not a valid state.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "Three shapes".
+// Reference: chapter "One owner at a time", section "Three shapes".
 type State interface {
 	fmt.Stringer
 	isState()

@@ -71,7 +71,7 @@ func runTransitionCases(t *testing.T, cases []transitionCase) {
 
 // BeginTransfer is defined only in Owned, only for the owner, and allocates
 // epoch+1 at once: Owned(A, 41) -> Transferring(A, B, 41, 42).
-// Reference: chapter "Ownership: epochs and fencing", section "The epoch moves
+// Reference: chapter "One owner at a time", section "The epoch moves
 // first".
 func TestBeginTransfer(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
@@ -101,7 +101,7 @@ func TestBeginTransfer(t *testing.T) {
 
 // CompleteRelease is defined only in Transferring, only for the outgoing
 // owner, and allocates no epoch: Transferring(A, B, 41, 42) -> Unowned(42, B).
-// Reference: chapter "Ownership: epochs and fencing", section "A handover, step
+// Reference: chapter "One owner at a time", section "A handover, step
 // by step".
 func TestCompleteRelease(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
@@ -121,7 +121,7 @@ func TestCompleteRelease(t *testing.T) {
 
 // Acquire is defined only in Unowned, only for the intended owner, and keeps
 // the epoch: Unowned(42, B) -> Owned(B, 42).
-// Reference: chapter "Ownership: epochs and fencing", section "A handover, step
+// Reference: chapter "One owner at a time", section "A handover, step
 // by step".
 func TestAcquire(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
@@ -143,7 +143,7 @@ func TestAcquire(t *testing.T) {
 // grant naming the abandoned one fails the fence whenever it turns up, and
 // hands the actor back to the outgoing owner, unowned:
 // Transferring(A, B, 41, 42) -> Unowned(43, A).
-// Reference: chapter "Ownership: epochs and fencing", section "Abort and
+// Reference: chapter "One owner at a time", section "Abort and
 // revoke".
 func TestAbort(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
@@ -166,7 +166,7 @@ func TestAbort(t *testing.T) {
 // The coordinator's revoke turns any state into Unowned at a fresh epoch,
 // with the node it names as intended owner. It may hit an owner that was
 // healthy all along (it may even name that owner again); the epoch rise is
-// what keeps that safe. Reference: chapter "Ownership: epochs and fencing",
+// what keeps that safe. Reference: chapter "One owner at a time",
 // section "Abort and revoke".
 func TestRevoke(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
@@ -183,7 +183,7 @@ func TestRevoke(t *testing.T) {
 }
 
 // Every transition refuses a state no transition can produce, and returns it
-// unchanged. Reference: chapter "Ownership: epochs and fencing", section "Three
+// unchanged. Reference: chapter "One owner at a time", section "Three
 // shapes".
 func TestTransitionsRefuseInvalidStates(t *testing.T) {
 	invalid := []State{
@@ -221,7 +221,7 @@ func TestTransitionsRefuseInvalidStates(t *testing.T) {
 }
 
 // States print in the book's notation.
-// Reference: chapter "Ownership: epochs and fencing", section "Three shapes".
+// Reference: chapter "One owner at a time", section "Three shapes".
 func TestStateString(t *testing.T) {
 	for s, want := range map[State]string{
 		ownedA:        "Owned(A, 41)",

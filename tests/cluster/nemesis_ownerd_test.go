@@ -130,7 +130,7 @@ type ownerFigures struct {
 //     token is accepted;
 //   - at the end x's epoch is at least every epoch ever acknowledged.
 //
-// Reference: chapter "Ownership: epochs and fencing"; Raft §5.4, §8.
+// Reference: chapter "One owner at a time"; Raft §5.4, §8.
 func TestOwnerdNemesis(t *testing.T) {
 	cfg := nemesisEnv(t)
 	var total ownerFigures

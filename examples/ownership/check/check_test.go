@@ -21,7 +21,7 @@ var (
 // nothing, a request has no effect once the epoch is past it, each server
 // applies writes in epoch order, the record-checking server applies none
 // below the record's epoch and both apply the owner's writes.
-// Reference: chapter "Ownership: epochs and fencing", section "Checked
+// Reference: chapter "One owner at a time", section "Checked
 // exhaustively".
 func TestRealModelHoldsEveryProperty(t *testing.T) {
 	for _, b := range []Bounds{small, three} {
@@ -40,7 +40,7 @@ func TestRealModelHoldsEveryProperty(t *testing.T) {
 // the checker reaches a state where it applies a write below the record's
 // current epoch, the very write the record-checking server must refuse.
 // This is what separates the two servers.
-// Reference: chapter "Ownership: epochs and fencing", section "Two meanings
+// Reference: chapter "One owner at a time", section "Two meanings
 // of fenced".
 func TestHighestEpochServerAcceptsAFencedWrite(t *testing.T) {
 	r := Run(DefaultBounds[0], Real)
@@ -55,7 +55,7 @@ func TestHighestEpochServerAcceptsAFencedWrite(t *testing.T) {
 
 // Each mutation breaks the property it should, and the checker prints a
 // counterexample that replays step by step from the initial state.
-// Reference: chapter "Ownership: epochs and fencing", section "Checked
+// Reference: chapter "One owner at a time", section "Checked
 // exhaustively".
 func TestEachMutationIsCaught(t *testing.T) {
 	want := map[Mutation]Property{
@@ -89,7 +89,7 @@ func TestEachMutationIsCaught(t *testing.T) {
 // one it was issued at. With only delay and reordering (no interrupt other
 // than revokes, no duplication) the checker still finds it; with epochs on
 // requests the same bounds are clean.
-// Reference: chapter "Ownership: epochs and fencing", section "What the
+// Reference: chapter "One owner at a time", section "What the
 // model assumes".
 func TestLateRequestIsFoundWithoutEpochsOnly(t *testing.T) {
 	b := Bounds{Nodes: 2, Epochs: 3, Dup: 0, Loss: 0, Interrupts: 2, InFlight: 2, Symmetry: true}
@@ -133,7 +133,7 @@ func TestSymmetryReductionAgrees(t *testing.T) {
 // handover it began is aborted, A acquires again at 43, and the copy then
 // starts a handover at 43 that nobody asked for. With epochs on requests
 // (the real model) no run within the same bounds does anything of the kind.
-// Reference: chapter "Ownership: epochs and fencing", section "Checked
+// Reference: chapter "One owner at a time", section "Checked
 // exhaustively".
 func TestDuplicatedBeginTransferIsFound(t *testing.T) {
 	r := DuplicatedBeginTransfer()
@@ -160,7 +160,7 @@ func TestDuplicatedBeginTransferIsFound(t *testing.T) {
 // a grant for the abandoned epoch fails ValidFence wherever it turns up;
 // with the epoch reused, a grant naming B at 42 would pass the fence while
 // A owns 42. The test states both facts, so that a change to either shows.
-// Reference: chapter "Ownership: epochs and fencing", section "Abort and
+// Reference: chapter "One owner at a time", section "Abort and
 // revoke".
 func TestAbortReusingTheEpoch(t *testing.T) {
 	for _, b := range []Bounds{MutationBounds, three} {

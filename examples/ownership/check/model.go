@@ -10,7 +10,7 @@
 // calls ownership.ValidFence. Only a Mutation replaces one of those pieces,
 // to show that the checker catches the bug it introduces.
 //
-// What is modelled (chapter "Ownership: epochs and fencing", section
+// What is modelled (chapter "One owner at a time", section
 // "Checked exhaustively"):
 //
 //   - the record: one actor, created Owned(A, 41), and its durable epoch

@@ -38,7 +38,7 @@ func TestOutputMatchesGolden(t *testing.T) {
 // The record-checking server refuses A's epoch-41 write from the moment the
 // handover begins; the highest-epoch server admits it until B's epoch-42
 // write has reached it, and refuses it afterwards.
-// Reference: chapter "Ownership: epochs and fencing", section "Two meanings
+// Reference: chapter "One owner at a time", section "Two meanings
 // of fenced".
 func TestTwoMeaningsOfFenced(t *testing.T) {
 	var out bytes.Buffer

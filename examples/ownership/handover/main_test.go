@@ -43,7 +43,7 @@ func TestOutputMatchesGolden(t *testing.T) {
 // The transcript shows the rules the chapter states: the outgoing owner is
 // fenced from BeginTransfer on, the abandoned epoch 43 is stale, and a
 // duplicated request issued at an older epoch is refused and changes nothing.
-// Reference: chapter "Ownership: epochs and fencing", sections "The epoch moves
+// Reference: chapter "One owner at a time", sections "The epoch moves
 // first" and "Abort and revoke".
 func TestOutputShowsTheRules(t *testing.T) {
 	var out bytes.Buffer

@@ -211,7 +211,7 @@ func TestRevokeIsNotOnTheWire(t *testing.T) {
 
 // A full handover over the wire: begin (owner), release (outgoing owner),
 // acquire (intended owner), with the epoch advancing at the start.
-// Reference: chapter "Ownership: epochs and fencing", section "The epoch
+// Reference: chapter "One owner at a time", section "The epoch
 // moves first".
 func TestHandoverOverTheWire(t *testing.T) {
 	e := newLocalEnv(t)

@@ -9,7 +9,7 @@
 //	go run ./examples/ownership/states
 //	go run ./examples/ownership/states -figure
 //
-// Reference: chapter "Ownership: epochs and fencing", sections "A handover,
+// Reference: chapter "One owner at a time", sections "A handover,
 // step by step" and "Abort and revoke".
 package main
 

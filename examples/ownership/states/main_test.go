@@ -14,7 +14,7 @@ import (
 // coordinator's) leaves every shape for Unowned one epoch later, naming any
 // node. Nothing else succeeds.
 //
-// Reference: chapter "Ownership: epochs and fencing", sections "A handover,
+// Reference: chapter "One owner at a time", sections "A handover,
 // step by step" and "Abort and revoke".
 func TestDiagramIsTheMachine(t *testing.T) {
 	es, err := explore()

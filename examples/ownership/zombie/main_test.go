@@ -12,7 +12,7 @@ import (
 // has seen, the late write is refused and the new owner's value stands.
 //
 // Reference: Martin Kleppmann, "How to do distributed locking" (2016);
-// chapter "Ownership: epochs and fencing", section "The epoch moves first".
+// chapter "One owner at a time", section "The epoch moves first".
 func TestFenceRefusesTheZombie(t *testing.T) {
 	runs, err := both()
 	if err != nil {

@@ -31,7 +31,7 @@ func (e *exhaustedError) Is(target error) bool { return target == ErrEpochExhaus
 // the owner; *InvalidNodeError if to is empty or is the owner itself;
 // ErrEpochExhausted if the epoch is MaxEpoch.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "The epoch
+// Reference: chapter "One owner at a time", section "The epoch
 // moves first".
 func BeginTransfer(s State, caller, to NodeID) (State, error) {
 	if err := Validate(s); err != nil {
@@ -70,7 +70,7 @@ func BeginTransfer(s State, caller, to NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Transferring; *WrongNodeError if caller
 // is not From.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "A handover,
+// Reference: chapter "One owner at a time", section "A handover,
 // step by step".
 func CompleteRelease(s State, caller NodeID) (State, error) {
 	if err := Validate(s); err != nil {
@@ -98,7 +98,7 @@ func CompleteRelease(s State, caller NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Unowned; *WrongNodeError if caller is
 // not the intended owner.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "A handover,
+// Reference: chapter "One owner at a time", section "A handover,
 // step by step".
 func Acquire(s State, caller NodeID) (State, error) {
 	if err := Validate(s); err != nil {
@@ -134,7 +134,7 @@ func Acquire(s State, caller NodeID) (State, error) {
 // Errors: *WrongStateError unless s is Transferring (a handover that already
 // reached Unowned is taken back with Revoke); ErrEpochExhausted.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "Abort and
+// Reference: chapter "One owner at a time", section "Abort and
 // revoke".
 func Abort(s State) (State, error) {
 	if err := Validate(s); err != nil {
@@ -164,7 +164,7 @@ func Abort(s State) (State, error) {
 //
 // Errors: *InvalidNodeError if next is empty; ErrEpochExhausted.
 //
-// Reference: chapter "Ownership: epochs and fencing", section "Abort and
+// Reference: chapter "One owner at a time", section "Abort and
 // revoke".
 func Revoke(s State, next NodeID) (State, error) {
 	if err := Validate(s); err != nil {
