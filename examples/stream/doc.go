@@ -8,8 +8,8 @@
 // producer's current epoch and the last sequence number applied in it, and
 // refuses an append of an older epoch. That refusal is the fence. Because the
 // machine runs on every voter of a Raft group, in log order, every voter
-// refuses the same appends: no lock service and no lease are needed to keep
-// one writer (chapter "The epoch-fenced stream").
+// refuses the same appends: keeping one writer takes neither a lock server
+// nor a lease (chapter "The epoch-fenced stream").
 //
 // The package does no I/O and reads no clock: time enters as Command.Now,
 // stamped by the leader before it proposes the command, so expiry decides the

@@ -2,7 +2,7 @@
 // network service over HTTPS. Two properties set it apart from a registry
 // that lives in one process's memory:
 //
-//   - Identity comes from the connection. The service speaks HTTPS with
+//   - The caller is learned from the connection. The service speaks HTTPS with
 //     mutual TLS; every node has a certificate naming it, issued by an
 //     Authority generated at start-up, and the roster of node names is fixed
 //     when the Server is built. A request's caller is the name in the

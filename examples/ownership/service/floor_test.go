@@ -22,8 +22,8 @@ import (
 )
 
 // A floor only rises, and a refused burn changes nothing on disk.
-// Reference: chapter "The ownership service", section "A registry that
-// forgets moves epochs backwards".
+// Reference: chapter "The ownership service", section "Restarting with
+// an empty registry".
 func TestFloorIsMonotoneAndDurable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "floor")
 	f, err := OpenFloor(path, nil)
@@ -96,8 +96,8 @@ func TestCorruptFloorNamesFileAndLine(t *testing.T) {
 // restart, the actor's epoch is below a token already issued, and that old
 // token passes the fence check again. With the floor, the new life starts
 // above it and the old token stays stale.
-// Reference: chapter "The ownership service", section "A registry that
-// forgets moves epochs backwards".
+// Reference: chapter "The ownership service", section "Restarting with
+// an empty registry".
 func TestForgettingRegistryMovesEpochsBackwards(t *testing.T) {
 	ctx := context.Background()
 	run := func(dir string) (*LocalRegistry, ownership.Token) {

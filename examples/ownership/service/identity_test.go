@@ -55,8 +55,8 @@ func forge(t *testing.T, a *Authority, name string, edit func(*x509.Certificate)
 // two roster nodes, one whose common name is not its DNS name, one with an
 // empty name. No method runs and the record does not change; a proper
 // certificate still gets through.
-// Reference: chapter "The ownership service", section "Identity comes from
-// the connection".
+// Reference: chapter "The ownership service", section "Who is calling:
+// learned, never told".
 func TestCertificateNotNamingExactlyOneNodeIsRefused(t *testing.T) {
 	e := newLocalEnv(t)
 	e.ownedBy("x", "A")
@@ -110,8 +110,8 @@ func TestCertificateNotNamingExactlyOneNodeIsRefused(t *testing.T) {
 // client refuses the impostor in the handshake, so the stale write fails.
 // Before the fix, node certificates also named the service and allowed
 // server authentication, and the stale write landed.
-// Reference: chapter "The ownership service", section "Identity comes from
-// the connection".
+// Reference: chapter "The ownership service", section "Who is calling:
+// learned, never told".
 func TestNodeCertificateCannotPoseAsTheService(t *testing.T) {
 	e := newLocalEnv(t)
 	tokA := e.ownedBy("x", "A")

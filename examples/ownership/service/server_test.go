@@ -17,8 +17,8 @@ import (
 // construction: a certificate from another authority, one of ours naming a
 // node off the roster, and no certificate at all are each refused in the
 // TLS handshake, so no method runs and no state changes.
-// Reference: chapter "The ownership service", section "Identity comes from
-// the connection".
+// Reference: chapter "The ownership service", section "Who is calling:
+// learned, never told".
 func TestUnknownCertificateRefusedBeforeAnyMethod(t *testing.T) {
 	e := newLocalEnv(t)
 	e.ownedBy("x", "A")
@@ -104,8 +104,8 @@ func (r *recorder) WriteHeader(s int)           { r.status = s }
 
 // No method takes a node name: a body that names a caller is malformed, and
 // the node the certificate names is the one the state machine checks.
-// Reference: chapter "The ownership service", section "Identity comes from
-// the connection".
+// Reference: chapter "The ownership service", section "Who is calling:
+// learned, never told".
 func TestCallerComesFromTheConnection(t *testing.T) {
 	e := newLocalEnv(t)
 	e.ownedBy("x", "A")
