@@ -204,3 +204,23 @@ var realBookPrograms = map[string]bool{
 	"./examples/stream/takeover":            false,
 	"./examples/composed/check":             false,
 }
+
+// realBookReasons are the reasons the programs realBookPrograms keeps off
+// the page must be given for (a part of Program.Reason): a disk the page
+// does not have, and a run past Node's time limit.
+var realBookReasons = map[string]string{
+	"./examples/ownership/ownerd": "not implemented on js",
+	"./examples/stream/takeover":  "not implemented on js",
+	"./examples/composed/check":   "did not finish within",
+}
+
+// checkReasons checks that each program of want is not runnable for the
+// reason it names.
+func checkReasons(t *testing.T, res *build.Result, want map[string]string) {
+	t.Helper()
+	for _, p := range res.Report.Programs {
+		if r, ok := want[p.Package]; ok && (p.Runnable || !strings.Contains(p.Reason, r)) {
+			t.Errorf("%s: runnable %v, reason %q; want not runnable because %q", p.Package, p.Runnable, p.Reason, r)
+		}
+	}
+}
