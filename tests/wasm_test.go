@@ -205,7 +205,11 @@ func copyTree(t *testing.T, src, dst string) {
 // memberlist over its in-memory transport. What keeps a program off is its
 // run in Node failing or differing from its transcript: takeover and
 // ownerd keep their state on disk (the page's file system is a stub), and
-// composed/check runs past the 60 s limit of a run in Node.
+// composed/check runs past the 60 s limit of a run in Node. raft/transfer
+// is not pinned either way: on a loaded machine its run in Node now and
+// then sees leadership move again before the last write (one in five runs
+// on a busy 2-core machine), and the build then keeps it off the page with
+// that line as the reason, which the page shows.
 var realBookPrograms = map[string]bool{
 	"./examples/ownership/fenced":           true,
 	"./examples/ownership/handover":         true,
@@ -216,7 +220,6 @@ var realBookPrograms = map[string]bool{
 	"./examples/raft/modelcheck":            true,
 	"./examples/raft/failover":              true,
 	"./examples/raft/staleread":             true,
-	"./examples/raft/transfer":              true,
 	"./examples/stream/fence":               true,
 	"./examples/ownership/ownerd":           false,
 	"./examples/stream/takeover":            false,
