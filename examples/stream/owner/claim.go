@@ -12,18 +12,34 @@ import (
 // ANCHOR: claim
 
 // claimOpen takes the database over: it claims an epoch above every epoch
-// this copy has seen and, if another claim won, claims again above the
+// this copy has seen and every epoch in the stream after the copy's
+// acknowledged offset and, if another claim won, claims again above the
 // winner's epoch, at most MaxClaimRounds times. Then it recovers.
 // Reference: chapter "Owning a database through its stream", section "The claim".
 func (db *DB) claimOpen(ctx context.Context) error {
+	above := uint64(0)
 	if db.fresh() {
 		// A new copy has seen no epoch yet: it rebuilds from the stream
 		// first, which also shows it the epochs already used there.
 		if err := db.catchUp(ctx); err != nil {
 			return err
 		}
+	} else {
+		// A copy that has seen the stream reads what came after it.
+		// A stream that forgot the producer accepts a claim at or below
+		// an epoch already used there, and that claim hands the old epoch
+		// back to its stale owner, whose next append then follows it.
+		recs, err := db.recordsSinceAck(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			above = max(above, r.E)
+		}
 	}
-	above := db.seen
+	db.mu.Lock()
+	above = max(above, db.seen)
+	db.mu.Unlock()
 	for round := 1; round <= MaxClaimRounds; round++ {
 		epoch := above + 1
 		res, won, err := db.claim(ctx, epoch, "open")

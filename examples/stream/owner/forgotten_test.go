@@ -131,3 +131,70 @@ func TestForgettingServerLosesNoSyncedCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestReopenAfterForgettingClaimsAboveTheStream is the schedule TestSchedules
+// found (its fail file is kept in testdata/rapid/TestSchedules): A owns the
+// database at epoch 1 and B at 2; the stream forgets its producer; C claims
+// 3, which closes nothing; A's next append is refused (403, current epoch
+// 3) and A resets; the stream forgets again; an operator reopens A, whose
+// copy has seen epochs up to 1 only, and the answer to its claim is lost, so
+// A opens offline. Had A claimed one above what its copy had seen (2), the
+// forgetting stream would have taken that claim and handed epoch 2 back to
+// B, whose stale append (epoch 2, sequence 1) would follow it as the next
+// append of that epoch: a fenced owner's commit applied, and acknowledged
+// by Synced, after C's epoch 3. A reads the stream after its acknowledged
+// offset before it claims, and claims above epoch 3, so B's append is
+// refused and B resets. Reference: PROTOCOL.md 5.2.1 (producer state
+// expiry); chapter "Taking a database over", section "The claim".
+func TestReopenAfterForgettingClaimsAboveTheStream(t *testing.T) {
+	ts := newTestStream(t)
+	dirA := t.TempDir()
+	a, _ := ts.mustOpen(dirA, "A")
+	b, _ := ts.mustOpen(t.TempDir(), "B")
+	ts.forgetProducer()
+	ts.mustOpen(t.TempDir(), "C")
+	if err := a.Put("k", "A1"); err != nil {
+		t.Fatal(err)
+	}
+	var re *ResetError
+	if err := a.Push(bg); !errors.As(err, &re) || re.Kind != ResetFenced || re.Current != 3 {
+		t.Fatalf("A's push after C's claim: %v, want a reset fenced by epoch 3", err)
+	}
+	a.Close()
+	ts.forgetProducer()
+
+	c, l := ts.client()
+	lost := false
+	l.setFault(func(r *http.Request) (bool, bool) {
+		if isClaim(r) && !lost {
+			lost = true
+			return false, true // applied, answer lost
+		}
+		return false, false
+	})
+	a, err := Open(bg, dirA, Options{Stream: c, ID: "A", Manual: true})
+	if err != nil {
+		t.Fatalf("reopen A: %v", err)
+	}
+	defer a.Close()
+	if !lost {
+		t.Fatal("A's reopen sent no claim")
+	}
+	if epoch, _ := ts.producer(); epoch <= 3 {
+		t.Errorf("the stream's producer epoch after A's reopen is %d, want above 3 (C's claim)", epoch)
+	}
+
+	if err := b.Put("k", "B1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Synced(bg); !errors.Is(err, ErrReset) {
+		t.Errorf("B's Synced at epoch 2, after C's claim of 3: %v, want a reset", err)
+	}
+	var top uint64
+	for i, r := range ts.records() {
+		if r.T == "commit" && r.E < top {
+			t.Errorf("record %d (%+v) has epoch %d after epoch %d: a fenced append applied", i, r, r.E, top)
+		}
+		top = max(top, r.E)
+	}
+}

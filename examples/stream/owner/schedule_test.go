@@ -321,6 +321,15 @@ func TestSchedules(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
+		// Shown only with a failing schedule (rapid logs its last run).
+		for i, r := range recs {
+			rt.Logf("stream record %d: %+v", i, r)
+		}
+		for _, p := range procs {
+			for _, e := range p.events {
+				rt.Logf("%s: %s %s epoch %d seq %d: status %d %s (epoch %d) %v", p.name, e.Kind, e.Reason, e.Epoch, e.Seq, e.Result.Status, e.Result.Outcome, e.Result.Epoch, e.Err)
+			}
+		}
 		var history []Commit
 		var lastEpoch uint64
 		pos := map[[2]string]int{}
