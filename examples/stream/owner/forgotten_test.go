@@ -15,7 +15,8 @@ import (
 // OpSweep forgets A's producer id; A's next append finds a gap, and A claims
 // one epoch above its own (reason "forgotten") and carries on, with nothing
 // lost. Reference: PROTOCOL.md 5.2.1 (producer state expiry); chapter
-// "Taking a database over", section on the stream forgetting a producer.
+// "Owning a database through its stream", section "Claims the package makes
+// on its own".
 func TestForgottenByTheRealServer(t *testing.T) {
 	c, err := node.Start(node.Options{SweepInterval: 20 * time.Millisecond, ProducerTTL: 300 * time.Millisecond})
 	if err != nil {
@@ -63,8 +64,9 @@ func TestForgottenByTheRealServer(t *testing.T) {
 // append would be taken as a duplicate of A's: acknowledged, never
 // appended. A reads the stream before it claims after "forgotten", sees
 // B's newer claim, and resets as fenced; B's commit is in the stream.
-// Reference: PROTOCOL.md 5.2.1 (producer state expiry); chapter "Taking a
-// database over", section on the stream forgetting a producer.
+// Reference: PROTOCOL.md 5.2.1 (producer state expiry); chapter "Owning a
+// database through its stream", section "Claims the package makes on its
+// own".
 func TestForgettingServerLosesNoSyncedCommit(t *testing.T) {
 	c, err := node.Start(node.Options{SweepInterval: 20 * time.Millisecond, ProducerTTL: 300 * time.Millisecond})
 	if err != nil {
@@ -145,7 +147,8 @@ func TestForgettingServerLosesNoSyncedCommit(t *testing.T) {
 // by Synced, after C's epoch 3. A reads the stream after its acknowledged
 // offset before it claims, and claims above epoch 3, so B's append is
 // refused and B resets. Reference: PROTOCOL.md 5.2.1 (producer state
-// expiry); chapter "Taking a database over", section "The claim".
+// expiry); chapter "Owning a database through its stream", section "The
+// claim".
 func TestReopenAfterForgettingClaimsAboveTheStream(t *testing.T) {
 	ts := newTestStream(t)
 	dirA := t.TempDir()
