@@ -26,7 +26,8 @@ type Commit struct {
 //	local:  commit {i, w, k, v}       a commit made or adopted by this copy
 //	local:  claim  {e, n}             written and synced before a claim is sent
 //	local:  owner  {e, i, o}          claim e won; stream holds commits <= i up to offset o
-//	local:  ack    {i, o}             the stream holds commits <= i up to offset o
+//	local:  ack    {i, o, e}          the stream holds commits <= i up to offset o;
+//	                                  e is the highest epoch this copy read there
 //	local:  inc    {x}                the incarnation token this copy follows
 type record struct {
 	T string `json:"t"`
