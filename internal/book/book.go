@@ -179,4 +179,8 @@ type Book struct {
 	// book folder that is no chapter; nil otherwise. Its Source is read;
 	// it is not in Chapters.
 	NotFound *Item
+	// Warnings are the problems of SUMMARY.md that do not stop the
+	// build (text mdBook ignores), in line order; book.toml's are in
+	// Config.Warnings.
+	Warnings []*diag.Error
 }

@@ -21,9 +21,11 @@ const (
 	// (beside go.mod). [book] src is relative to book/ and defaults to
 	// ".": the chapters are in book/ itself.
 	BookgenLayout
-	// MdBookLayout: book.toml at the root (and neither book/book.toml nor
-	// book/SUMMARY.md, so that mdBook's output folder book/ is not taken
-	// for a book). [book] src defaults to "src", as in mdBook.
+	// MdBookLayout: book.toml at the root, or no book.toml and
+	// src/SUMMARY.md (mdBook builds such a book with its defaults), and
+	// neither book/book.toml nor book/SUMMARY.md, so that mdBook's output
+	// folder book/ is not taken for a book. [book] src defaults to "src",
+	// as in mdBook.
 	MdBookLayout
 )
 
@@ -33,7 +35,9 @@ func LayoutOf(root string) Layout {
 	switch {
 	case isRegular(filepath.Join(root, "book", "SUMMARY.md")) || isRegular(filepath.Join(root, "book", "book.toml")):
 		return BookgenLayout
-	case isRegular(filepath.Join(root, "book.toml")):
+	case isRegular(filepath.Join(root, "book.toml")), isRegular(filepath.Join(root, "src", "SUMMARY.md")):
+		// mdBook's MDBook::load reads book.toml when there is one and
+		// takes Config::default() otherwise.
 		return MdBookLayout
 	}
 	return NoLayout

@@ -87,7 +87,7 @@ func load(root string, c *Cache) (*Book, error) {
 	if line, col, ok := firstInvalidUTF8(sumSrc); !ok {
 		return nil, diag.Errorf(b.SummaryFile, line, "invalid UTF-8 (byte %d of the line)", col)
 	}
-	b.Title, b.Items, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src)
+	b.Title, b.Items, b.Warnings, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src)
 	if err != nil {
 		return nil, err
 	}
@@ -395,24 +395,59 @@ func parseConfig(src []byte, file string) (*Config, error) {
 	if c.EditURLTemplate != "" && !strings.Contains(c.EditURLTemplate, "{path}") {
 		return nil, diag.Errorf(file, keyLine(src, "edit-url-template"), "edit-url-template %q has no {path}", c.EditURLTemplate)
 	}
+	var errs diag.List
 	for from, to := range f.Output.HTML.Redirect {
 		line := quotedKeyLine(src, from)
 		if strings.Contains(from, "#") {
 			c.Warnings = append(c.Warnings, diag.Errorf(file, line, "redirect %q: redirects of a #fragment need a script on the page, which bookgen does not write; only whole pages are redirected", from))
 			continue
 		}
-		p := strings.TrimPrefix(from, "/")
-		if !strings.HasPrefix(from, "/") || p == "" || path.Clean(p) != p || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/") {
-			return nil, diag.Errorf(file, line, "redirect %q: the old page must be a site path from the root, such as \"/old/page.html\"", from)
+		p, ok := redirectPath(from)
+		if !ok {
+			errs = append(errs, diag.Errorf(file, line, "redirect %q: the old page must be a file path inside the site, such as \"/old/page.html\" or \"old/page.html\"", from))
+			continue
 		}
 		if to == "" {
-			return nil, diag.Errorf(file, line, "redirect %q has an empty target", from)
+			errs = append(errs, diag.Errorf(file, line, "redirect %q has an empty target", from))
+			continue
 		}
 		c.Redirects = append(c.Redirects, Redirect{From: p, To: to, Line: line})
+	}
+	if len(errs) > 0 {
+		// Every bad key at once, in the file's order (the table is a
+		// map: its order changes from run to run).
+		sort.SliceStable(errs, func(i, j int) bool {
+			if errs[i].Line != errs[j].Line {
+				return errs[i].Line < errs[j].Line
+			}
+			return errs[i].Msg < errs[j].Msg
+		})
+		if len(errs) == 1 {
+			return nil, errs[0]
+		}
+		return nil, errs
 	}
 	sort.Slice(c.Redirects, func(i, j int) bool { return c.Redirects[i].From < c.Redirects[j].From })
 	sort.SliceStable(c.Warnings, func(i, j int) bool { return c.Warnings[i].Line < c.Warnings[j].Line })
 	return c, nil
+}
+
+// redirectPath returns the site path (without a leading "/") of the old
+// page of an [output.html.redirect] key, as mdBook finds it: the key is
+// joined to the output folder, so "/a/b.html", "a/b.html" and "./a/b.html"
+// all name a/b.html (mdBook's emit_redirects trims the leading "/" and
+// joins). A key that names no file inside the site ("", "/", "a/",
+// "../x.html") is refused: mdBook would write outside its output folder.
+func redirectPath(key string) (string, bool) {
+	p := strings.TrimLeft(key, "/")
+	if p == "" || strings.HasSuffix(p, "/") || strings.Contains(p, "\\") {
+		return "", false
+	}
+	p = path.Clean(p)
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
+		return "", false
+	}
+	return p, true
 }
 
 // quotedKeyLine returns the first line of src that assigns the quoted key

@@ -162,6 +162,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	res.Book, res.Report = b, rep
 	if b != nil {
 		res.Warnings = append(res.Warnings, b.Config.Warnings...)
+		res.Warnings = append(res.Warnings, b.Warnings...)
 	}
 	if err != nil {
 		return res, err
@@ -287,7 +288,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify
 
 // ErrNoRoot is returned by FindRoot when no folder up from the start holds
 // a book in either layout.
-var ErrNoRoot = errors.New("no repository root here or above (a folder with go.mod and book/SUMMARY.md, or with mdBook's book.toml)")
+var ErrNoRoot = errors.New("no repository root here or above (a folder with go.mod and book/SUMMARY.md, or with mdBook's book.toml or src/SUMMARY.md)")
 
 // FindRoot walks up from dir to the first folder that holds a book and
 // returns its absolute path. Two layouts are taken (see book.Layout):
@@ -296,7 +297,8 @@ var ErrNoRoot = errors.New("no repository root here or above (a folder with go.m
 //     (book.toml is optional, as book.Load treats it; a book/ folder with
 //     only book.toml is still taken, so that book.Load can say that
 //     SUMMARY.md is missing);
-//   - mdBook's: book.toml in the folder itself, go.mod optional. A
+//   - mdBook's: book.toml in the folder itself (or, without one,
+//     src/SUMMARY.md: mdBook's defaults), go.mod optional. A
 //     book/ folder without SUMMARY.md and book.toml beside it is mdBook's
 //     output, not a book; the book/ folder of bookgen's layout (holding
 //     book.toml, its parent go.mod) is not taken for an mdBook book.

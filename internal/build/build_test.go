@@ -394,6 +394,10 @@ func TestFindRootLayouts(t *testing.T) {
 		{"mdBook's with go.mod", []string{"r/go.mod", "r/book.toml", "r/src/SUMMARY.md"}, "r/src", "r"},
 		{"mdBook's from its output folder", []string{"r/book.toml", "r/src/SUMMARY.md", "r/book/index.html", "r/book/css/x.css"}, "r/book/css", "r"},
 		{"mdBook's output beside go.mod is no bookgen book", []string{"r/go.mod", "r/book.toml", "r/src/SUMMARY.md", "r/book/index.html"}, "r/book", "r"},
+		// mdBook builds a book without book.toml with its defaults
+		// (MDBook::load takes Config::default()).
+		{"mdBook's without book.toml", []string{"r/src/SUMMARY.md", "r/src/a.md"}, "r/src", "r"},
+		{"mdBook's without book.toml beside go.mod", []string{"r/go.mod", "r/src/SUMMARY.md"}, "r", "r"},
 		{"book/SUMMARY.md without go.mod", []string{"r/book/SUMMARY.md"}, "r/book", ""},
 		{"nothing", []string{"r/x/y.md"}, "r/x", ""},
 	} {
