@@ -657,7 +657,7 @@ func (c *bookCopier) walk(dir, rel string) error {
 			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which bookgen writes itself (%s); rename or remove the file", r, what)})
 			continue
 		}
-		if c.out.has(r) || r == "assets" || strings.HasPrefix(r, "assets/") {
+		if c.out.has(r) || themeAsset(r) {
 			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which is one of the theme's files or assets (theme/static/, assets/); rename or remove the file", r)})
 			continue
 		}
@@ -671,6 +671,18 @@ func (c *bookCopier) walk(dir, rel string) error {
 	}
 	return nil
 }
+
+// themeAssetRE matches the site paths bookgen writes its own assets at:
+// "assets/<name>.<8 hex digits>.<ext>" (hashedName), assets/search.json
+// and everything under assets/vendor/.
+var themeAssetRE = regexp.MustCompile(`^assets/(vendor/.*|search\.json|[a-z]+\.[0-9a-f]{8}\.[a-z]+)$`)
+
+// themeAsset reports whether the book file at site path r would be
+// written where bookgen writes (or may write, in a later build) one of its
+// assets. Other files under assets/ are the book's own: mdBook books keep
+// their images in src/assets/ (the Embedded Rust Book does), and mdBook's
+// theme files sit elsewhere.
+func themeAsset(r string) bool { return themeAssetRE.MatchString(r) }
 
 // numberString formats a section number: [2 1] is "2.1.".
 func numberString(n []int) string {
