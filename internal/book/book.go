@@ -21,7 +21,8 @@ import (
 //
 //	[book]         title, authors, description, language, src
 //	[output.html]  site-url, git-repository-url, edit-url-template
-//	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s")
+//	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s"),
+//	               unchecked-links (links left unchecked, as written)
 type Config struct {
 	Title       string
 	Authors     []string
@@ -58,10 +59,41 @@ type Config struct {
 	// the prefix that hides a line of its code blocks ("~"), mdBook's
 	// format/mdbook.md "Hiding code lines". Rust's "# " needs no entry.
 	HideLines map[string]string
+	// UncheckedLinks is [bookgen] unchecked-links: the links bookgen
+	// neither checks nor rewrites, left as written (see Unchecked), for
+	// books published beside others that link to them with relative
+	// paths ("../std/", "../reference/"). UncheckedLinksLine is its line.
+	UncheckedLinks     []string
+	UncheckedLinksLine int
 	// Warnings are the problems of book.toml that do not stop the build:
 	// keys bookgen does not read (an mdBook book.toml has many), at
 	// ConfigFile and the key's line.
 	Warnings []*diag.Error
+}
+
+// Unchecked reports whether a link is one of [bookgen] unchecked-links,
+// which bookgen neither checks nor rewrites. target is the link's
+// destination as a slash path from the book's source folder (the site
+// root), its "#fragment" and "?query" removed: "../std/index.html" for
+// "../../std/index.html" written in src/a/b.md; or an absolute URL as
+// written. An entry ending in "/" matches every target under it
+// ("../std/" matches "../std/x/y.html"); any other entry is a glob in
+// path.Match syntax ("*" stops at "/"): "../*/index.html". This is the
+// escape hatch mdBook's link checkers give (mdbook-linkcheck's
+// exclude list): mdBook itself checks no link.
+func (c *Config) Unchecked(target string) bool {
+	for _, p := range c.UncheckedLinks {
+		if strings.HasSuffix(p, "/") {
+			if strings.HasPrefix(target, p) || target == strings.TrimSuffix(p, "/") {
+				return true
+			}
+			continue
+		}
+		if ok, _ := path.Match(p, target); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Redirect is one entry of [output.html.redirect] (mdBook's "redirect"

@@ -272,12 +272,13 @@ type tomlFile struct {
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
-		Timeout string `toml:"timeout"`
+		Timeout        string   `toml:"timeout"`
+		UncheckedLinks []string `toml:"unchecked-links"`
 	} `toml:"bookgen"`
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, unchecked-links"
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -361,6 +362,15 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		c.Timeout = DefaultTimeout
 	} else if d, err := time.ParseDuration(c.Timeout); err != nil || d <= 0 {
 		return nil, diag.Errorf(file, keyLine(src, "timeout"), "timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.Timeout)
+	}
+	if len(f.Bookgen.UncheckedLinks) > 0 {
+		line := keyLine(src, "unchecked-links")
+		for _, pat := range f.Bookgen.UncheckedLinks {
+			if _, err := path.Match(strings.TrimSuffix(pat, "/"), ""); err != nil || strings.TrimSpace(pat) == "" {
+				return nil, diag.Errorf(file, line, "unchecked-links entry %q is not a path prefix ending in / or a glob (path.Match syntax)", pat)
+			}
+		}
+		c.UncheckedLinks, c.UncheckedLinksLine = f.Bookgen.UncheckedLinks, line
 	}
 	if c.Repository != "" {
 		p, err := url.Parse(c.Repository)

@@ -147,10 +147,15 @@ func (opt Options) OutDir() string {
 // *diag.Error or diag.List values (file:line); the output folder changes
 // only when the whole build succeeds. The Result is returned in both cases,
 // with what was done.
-func Build(ctx context.Context, opt Options) (*Result, error) {
+func Build(ctx context.Context, opt Options) (res *Result, err error) {
 	start := time.Now()
-	res := &Result{Out: opt.OutDir()}
+	res = &Result{Out: opt.OutDir()}
 	defer func() { res.Elapsed = time.Since(start) }()
+	var docs []*expand.Doc
+	defer func() {
+		includedFrom(docs, diag.All(err))
+		includedFrom(docs, res.Warnings)
+	}()
 
 	// Fail fast: an output folder that cannot be written (a read-only
 	// parent, a file in the way, a folder among the sources) is reported
@@ -163,6 +168,9 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if b != nil {
 		res.Warnings = append(res.Warnings, b.Config.Warnings...)
 		res.Warnings = append(res.Warnings, b.Warnings...)
+	}
+	for _, d := range docs {
+		res.Warnings = append(res.Warnings, d.Warnings...)
 	}
 	if err != nil {
 		return res, err
@@ -199,6 +207,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
+		res.Warnings = append(res.Warnings, d.Warnings...)
 		if notFound, err = render.New(b).Render(d); err != nil {
 			return res, err
 		}
@@ -212,6 +221,39 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	res.Files = w.Files
 	res.Finish = w.Finish
 	return res, nil
+}
+
+// includedFrom adds "included from chapter:line" as the first line of the
+// Detail of each problem at a line of an included file (a listing, an
+// included Markdown file) that a chapter of docs includes, naming every
+// chapter line that includes it (expand.IncludedFrom). Problems that already
+// name their chain of includes (expand's own) are left alone.
+func includedFrom(docs []*expand.Doc, errs []*diag.Error) {
+	if len(docs) == 0 {
+		return
+	}
+	chapters := map[string]bool{}
+	for _, d := range docs {
+		chapters[d.Chapter.File()] = true
+	}
+	for _, e := range errs {
+		if e.File == "" || e.Line == 0 || chapters[e.File] || strings.Contains(e.Detail, "included from ") {
+			continue
+		}
+		sites := expand.IncludedFrom(docs, e.File, e.Line)
+		if len(sites) == 0 {
+			continue
+		}
+		if len(sites) > 3 {
+			sites = append(sites[:3], fmt.Sprintf("and %d more", len(sites)-3))
+		}
+		line := "included from " + strings.Join(sites, ", ")
+		if e.Detail == "" {
+			e.Detail = line
+		} else {
+			e.Detail = line + "\n" + e.Detail
+		}
+	}
 }
 
 // stageHook, when set (by tests), is called as each stage after
@@ -235,6 +277,7 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
 	b, docs, rep, err := check(ctx, opt)
+	defer func() { includedFrom(docs, diag.All(err)) }()
 	res.Book, res.Report = b, rep
 	if err == nil {
 		// Render too, dropping the pages, so that a figure that does

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -455,5 +456,35 @@ func TestMdBookTranscriptWithoutGoMod(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "site", "b", "b.html")); err != nil {
 		t.Errorf("the last good site is gone: %v", err)
+	}
+}
+
+// TestIncludedFrom: a problem at a line of an included file (here a broken
+// link in an included Markdown file, and a warning in an included listing)
+// names, in its detail, every chapter line that includes that line, so
+// that an author with hundreds of listings finds the chapter. mdBook
+// reports such problems against the chapter; bookgen gives both.
+func TestIncludedFrom(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"book.toml":      "[book]\ntitle = \"X\"\n",
+		"src/SUMMARY.md": "- [A](a.md)\n- [B](b.md)\n",
+		"src/a.md":       "# A\n\n{{#include part.md}}\n",
+		"src/b.md":       "# B\n\nText.\n\n{{#include part.md}}\n",
+		"src/part.md":    "Part.\n[gone](gone.md)\n",
+	})
+	_, err := Build(context.Background(), Options{Root: root, Out: filepath.Join(t.TempDir(), "site")})
+	errs := diag.All(err)
+	if len(errs) == 0 {
+		t.Fatalf("built, want the broken link: %v", err)
+	}
+	for _, e := range errs {
+		if e.File != "src/part.md" || e.Line != 2 {
+			t.Errorf("error at %s:%d, want src/part.md:2: %v", e.File, e.Line, e)
+			continue
+		}
+		if want := "included from src/a.md:3, src/b.md:5"; !strings.HasPrefix(e.Detail, want) {
+			t.Errorf("detail %q, want it to start with %q", e.Detail, want)
+		}
 	}
 }

@@ -242,7 +242,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				return ast.WalkContinue, nil
 			}
 			n.Destination = []byte(dest)
-			if isExternal(dest) {
+			if isExternal(dest) && !r.book.Config.Unchecked(dest) {
 				pg.External = append(pg.External, ExternalLink{URL: dest, File: file, Line: line})
 			}
 			if lk != nil {
@@ -251,7 +251,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 		case *ast.AutoLink:
 			if n.AutoLinkType == ast.AutoLinkURL {
-				if u := string(n.URL(src)); isExternal(u) {
+				if u := string(n.URL(src)); isExternal(u) && !r.book.Config.Unchecked(u) {
 					file, line := origin(d, lines.line(inlineStart(n, src)))
 					pg.External = append(pg.External, ExternalLink{URL: u, File: file, Line: line})
 				}
@@ -312,6 +312,12 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	u, err := url.Parse(dest)
 	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {
 		return dest, nil, nil // absolute, site-absolute or unparsable: leave alone
+	}
+	if r.book.Config.Unchecked(path.Join(path.Dir(chPath), u.Path)) {
+		// [bookgen] unchecked-links: a sibling book's page
+		// ("../std/index.html"), left as written, never sent to
+		// the repository even when the path exists there.
+		return dest, nil, nil
 	}
 	repoPath := path.Join(path.Dir(r.book.RepoPath(chPath)), u.Path)
 	if repoPath == ".." || strings.HasPrefix(repoPath, "../") {
@@ -445,6 +451,9 @@ func packageName(src []byte) string {
 func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 	u, err := url.Parse(dest)
 	if dest == "" || err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {
+		return nil
+	}
+	if r.book.Config.Unchecked(path.Join(path.Dir(chPath), u.Path)) {
 		return nil
 	}
 	repoPath := path.Join(path.Dir(r.book.RepoPath(chPath)), u.Path)
