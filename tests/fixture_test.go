@@ -163,6 +163,16 @@ var badFixtures = []struct {
 	{name: "unknown-anchor", file: "book/ch.md", line: 4, msg: `anchor "nope" not found`},
 	{name: "include-outside", file: "book/ch.md", line: 4, msg: "leaves the repository"},
 	{name: "wrong-transcript", file: "book/ch.md", line: 5, msg: "differs from the transcript"},
+	// The same wrong transcript nested where verify and render once
+	// disagreed on what a code block is (verify's parser lacked the
+	// definition lists, footnotes and CommonMark's <meta> rule render's
+	// had): each must still be run and refused at its line.
+	{name: "wrong-transcript", file: "book/ch.md", line: 6, msg: "differs from the transcript", mutate: writeChapter(
+		"# Chapter\n\nEpoch\n: ```console\n  $ go run ./examples/epoch\n  epoch 3\n  ```\n")},
+	{name: "wrong-transcript", file: "book/ch.md", line: 6, msg: "differs from the transcript", mutate: writeChapter(
+		"# Chapter\n\n<meta itemprop=\"epoch\" content=\"3\"> The run:\n```console\n$ go run ./examples/epoch\nepoch 3\n```\n")},
+	{name: "wrong-transcript", file: "book/ch.md", line: 9, msg: "differs from the transcript", mutate: writeChapter(
+		"# Chapter\n\nThe epoch.[^run]\n\n[^run]: The run:\n\n    ```console\n    $ go run ./examples/epoch\n    epoch 3\n    ```\n")},
 	{name: "bad-figure", file: "book/ch.md", line: 9, msg: "```d2 figure: connection missing destination"},
 	{name: "wrong-figure", file: "book/ch.md", line: 6, msg: "differs from the figure"},
 	{name: "no-compile", file: "examples/broken/broken.go", line: 6, msg: ""},
@@ -178,6 +188,9 @@ var badFixtures = []struct {
 		"# Chapter\n\nAn example ([ExampleNext](../examples/calc/calc_test.go#ExampleNext)).\n")},
 	{name: "claim-missing", file: "book/ch.md", line: 3, msg: "claim TestSkipped was skipped", mutate: writeChapter(
 		"# Chapter\n\nA skipped test ([TestSkipped](../examples/calc/calc_test.go#TestSkipped)).\n")},
+	{name: "claim-ran-nothing", file: "book/ch.md", line: 3, msg: "claim TestAllSkipped checked nothing in go test ./examples/calc: every one of its subtests was skipped"},
+	{name: "claim-ran-nothing", file: "book/ch.md", line: 4, msg: "claim FuzzNoSeeds ran no input in go test ./examples/calc: its seed corpus is empty"},
+	{name: "claim-ran-nothing", file: "book/ch.md", line: 5, msg: "ExampleNext in examples/calc/calc_test.go has an empty // Output: comment"},
 	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "claim TestNext failed in go test ./examples/calc (alone: go test -run '^TestNext$' ./examples/calc)"},
 	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "Next(3) = 5, want 4"},
 	{name: "bad-utf8", file: "book/ch.md", line: 3, msg: "invalid UTF-8", mutate: func(t *testing.T, root string) {

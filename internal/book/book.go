@@ -23,6 +23,9 @@ import (
 //	[output.html]  site-url, git-repository-url, edit-url-template
 //	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s"),
 //	               unchecked-links (links left unchecked, as written)
+//	               strict-console (every console block is a transcript)
+//	               figure-timeout (longest time one figure may take to draw)
+//	               wasm-tags (build tags of the programs built for the page)
 type Config struct {
 	Title       string
 	Authors     []string
@@ -42,6 +45,28 @@ type Config struct {
 	// Timeout is the default timeout of one transcript command, in Go
 	// duration syntax ("60s" when unset).
 	Timeout string
+	// RequireMutants is [bookgen] require-mutants: chapters (book-relative
+	// paths, "reference.md") or sections of them ("reference.md#invariants",
+	// the section under the heading of that id, its subsections included)
+	// where every paragraph, list item or table row holding a claim must
+	// name a mutant that its check kills (see verify.Mutant);
+	// RequireMutantsLine is the key's line in book.toml.
+	RequireMutants     []string
+	RequireMutantsLine int
+	// StrictConsole is [bookgen] strict-console: every console block not
+	// marked "ignore" is a transcript, and one bookgen cannot run (a
+	// command other than go run or go test, text before the first "$"
+	// line, no go.mod) is an error. Unset, such a block is shown as it is.
+	StrictConsole bool
+	// FigureTimeout bounds the time one figure (a d2 or goat block) may
+	// take to draw, in Go duration syntax (DefaultFigureTimeout when
+	// unset): past it the build fails at the block's line.
+	FigureTimeout string
+	// WasmTags is [bookgen] wasm-tags: build tags given to "go build" when
+	// a program is built for the page (GOOS=js GOARCH=wasm), for a
+	// dependency that needs one there (hashicorp/go-metrics' compat
+	// package builds on js only with "hashicorpmetrics"). Empty when unset.
+	WasmTags []string
 	// Input404 is [output.html] input-404: the book file that is the 404
 	// page's content ("404.md" when unset, as in mdBook).
 	Input404 string

@@ -75,7 +75,7 @@ func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(confFile)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		cfg = &Config{Language: "en", Timeout: DefaultTimeout}
+		cfg = &Config{Language: "en", Timeout: DefaultTimeout, FigureTimeout: DefaultFigureTimeout}
 	case err != nil:
 		return l, confFile, "", nil, diag.Errorf(confFile, 0, "%v", err)
 	default:

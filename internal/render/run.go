@@ -12,6 +12,7 @@ import (
 
 	"github.com/yuin/goldmark/ast"
 
+	"github.com/ownership-book/ownership/internal/markdown"
 	"github.com/ownership-book/ownership/internal/verify"
 )
 
@@ -84,13 +85,13 @@ func (r *Renderer) markRun(n *ast.FencedCodeBlock, src []byte, pg *Page) {
 		seg := n.Lines().At(i)
 		lines = append(lines, strings.TrimRight(string(seg.Value(src)), "\r\n"))
 	}
-	cmds, err := verify.ParseTranscript(lines)
+	cmds, err := markdown.ParseTranscript(lines)
 	if err != nil {
 		return
 	}
 	var b strings.Builder
 	for _, c := range cmds {
-		pkg, args, ok := verify.RunArgs(c.Text)
+		pkg, args, ok := markdown.RunArgs(c.Text)
 		if !ok {
 			continue
 		}
@@ -133,7 +134,7 @@ func (pg *Page) addFile(f File) {
 // data-args are the transcript's arguments; data-expected its verified
 // output lines ("..." and "[..]" as in the chapter). The flag inputs carry
 // the value the transcript gives (or the default) and data-default.
-func writeRunPanel(b *strings.Builder, c verify.Command, p verify.Program, args []string, many bool) {
+func writeRunPanel(b *strings.Builder, c markdown.Command, p verify.Program, args []string, many bool) {
 	argsJSON, _ := json.Marshal(args)
 	if args == nil {
 		argsJSON = []byte("[]")
@@ -157,6 +158,9 @@ func writeRunPanel(b *strings.Builder, c verify.Command, p verify.Program, args 
 		b.WriteString(` <code class="run-cmd">` + html.EscapeString(c.Text) + `</code>`)
 	}
 	b.WriteString(`<span class="run-status" role="status" aria-live="polite"></span></div>`)
+	if p.PageNote != "" {
+		b.WriteString(`<p class="run-page-note">In this page: ` + html.EscapeString(p.PageNote) + `</p>`)
+	}
 	if len(p.Flags) > 0 {
 		b.WriteString(`<details class="run-flags"><summary>Flags</summary>`)
 		for _, f := range p.Flags {
@@ -258,6 +262,7 @@ const runCSS = `
 .run-status[data-state="match"] { color: var(--check-fg); }
 .run-status[data-state="differs"], .run-status[data-state="error"] { color: var(--note-fg); background: var(--note-bg); padding: 0 0.25rem; border-radius: 3px; }
 .run-cmd { font-size: 0.9em; overflow-wrap: anywhere; }
+.run-page-note { margin: 0.4rem 0 0; color: var(--muted); font-size: 0.85rem; overflow-wrap: anywhere; }
 .run-flags { margin-top: 0.5rem; }
 .run-flags summary { cursor: pointer; color: var(--muted); }
 .run-flag { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.5rem; margin: 0.35rem 0 0 0.5rem; }

@@ -18,8 +18,9 @@ package verify
 // runs every test with its subtests, every fuzz target's seed corpus and
 // every example with output) and keeps each top-level function's final
 // action, in its cache entry too: a claim fails at its link when the
-// function failed, was skipped (a skipped test checks nothing) or did not
-// run, and costs no go process of its own. Report.Claims lists every claim
+// function failed, was skipped (a skipped test checks nothing), passed
+// without running a check (every subtest skipped; a fuzz target without a
+// seed corpus) or did not run, and costs no go process of its own. Report.Claims lists every claim
 // in reading order; render marks each link as passing and builds the
 // book's table of checks from the list.
 
@@ -33,24 +34,17 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
-	gast "github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/text"
-
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // Claim is one link in a chapter naming the check of a claim.
@@ -65,7 +59,7 @@ type Claim struct {
 	ChapterTitle string
 	// ID is the id the rendered link gets on its page: "check-" and the
 	// function's name, with "-2", "-3" ... for later links to the same
-	// function on the same page (see ClaimID).
+	// function on the same page (see markdown.ClaimID).
 	ID string
 	// Text is the claim: the link's title when it has one
 	// ([T](x_test.go#T "the claim")), else the sentence around the link
@@ -86,59 +80,15 @@ type Claim struct {
 	// Passed is set when the function passed in this verification (run
 	// now or answered by the cache).
 	Passed bool
+	// Mutants are the mutants the claim names after its link (see
+	// mutants.go), in the order written.
+	Mutants []Mutant
 }
 
 // Command returns the go test command that checks c alone, as a reader
 // would type it: go test -run '^TestX$' ./examples/x.
 func (c Claim) Command() string {
 	return fmt.Sprintf("go test -run '^%s$' %s", c.Func, c.Package)
-}
-
-// ClaimTarget reports whether dest, a link destination written in the
-// chapter file chFile (repository-relative: Item.File, "book/ch.md"), names a check: a _test.go file
-// under examples/ with a fragment. It returns the repository-relative file
-// and the fragment. A fragment that is a line reference (#L12, #L12-L20)
-// is a link to lines, not a claim.
-func ClaimTarget(chFile, dest string) (file, fn string, ok bool) {
-	u, err := url.Parse(dest)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.Path == "" || u.Fragment == "" || strings.HasPrefix(dest, "/") {
-		return "", "", false
-	}
-	if !strings.HasSuffix(u.Path, "_test.go") {
-		return "", "", false
-	}
-	p := path.Join(path.Dir(chFile), u.Path)
-	if !strings.HasPrefix(p, "examples/") {
-		return "", "", false
-	}
-	if lineRef.MatchString(u.Fragment) {
-		return "", "", false
-	}
-	return p, u.Fragment, true
-}
-
-var lineRef = regexp.MustCompile(`^L\d+(-L\d+)?$`)
-
-// ClaimID returns the id of the n-th (1-based) link to fn on one page.
-func ClaimID(fn string, n int) string {
-	if n <= 1 {
-		return "check-" + fn
-	}
-	return fmt.Sprintf("check-%s-%d", fn, n)
-}
-
-// claimParser returns the Markdown parser used to find claim links: the
-// block and inline syntax render uses (GFM tables, footnotes, definition
-// lists), so that both count the same links in the same order.
-func claimParser() goldmark.Markdown {
-	return goldmark.New(goldmark.WithExtensions(
-		extension.Linkify,
-		extension.Table,
-		extension.Strikethrough,
-		extension.TaskList,
-		extension.Footnote,
-		extension.DefinitionList,
-	))
 }
 
 // FindClaims returns the claim links of d in document order, resolved
@@ -152,22 +102,26 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 	count := map[string]int{}
 	files := map[string]*testFile{}
 	for _, l := range links {
-		o := d.Origin(l.line)
+		o := d.Origin(l.Line)
 		fail := func(format string, args ...any) {
 			errs = append(errs, diag.Errorf(o.File, o.Line, format, args...))
 		}
-		if l.inHeading {
-			fail("claim %q is in a heading; name the check in the section's text, where the claim is made", l.dest)
+		if l.Orphan != nil {
+			fail("mutant %q follows no claim in its paragraph or table row; write it after the link to the check that must kill it", l.Dest)
 			continue
 		}
-		file, fn := l.file, l.fn
+		if l.InHeading {
+			fail("claim %q is in a heading; name the check in the section's text, where the claim is made", l.Dest)
+			continue
+		}
+		file, fn := l.File, l.Func
 		count[fn]++
 		c := Claim{
 			File: o.File, Line: o.Line,
 			Chapter: d.Chapter.Path, ChapterTitle: d.Chapter.Title,
-			ID: ClaimID(fn, count[fn]), Target: file, Func: fn,
+			ID: markdown.ClaimID(fn, count[fn]), Target: file, Func: fn,
 			Package: "./" + path.Dir(file),
-			Text:    l.text,
+			Text:    l.Text,
 		}
 		tf, ok := files[file]
 		if !ok {
@@ -175,217 +129,26 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 			files[file] = tf
 		}
 		if tf.err != "" {
-			fail("claim %q names %s: %s", l.dest, file, tf.err)
+			fail("claim %q names %s: %s", l.Dest, file, tf.err)
 			continue
 		}
 		f, ok := tf.funcs[fn]
 		if !ok {
-			fail("claim %q: %s has no function %s%s", l.dest, file, fn, suggest(fn, tf.names))
+			fail("claim %q: %s has no function %s%s", l.Dest, file, fn, suggest(fn, tf.names))
 			continue
 		}
 		if f.problem != "" {
-			fail("claim %q: %s in %s %s", l.dest, fn, file, f.problem)
+			fail("claim %q: %s in %s %s", l.Dest, fn, file, f.problem)
 			continue
 		}
 		c.Kind, c.StartLine, c.EndLine = f.kind, f.start, f.end
+		var merrs diag.List
+		c.Mutants, merrs = resolveMutants(root, d, c, l.Mutants)
+		errs = append(errs, merrs...)
 		out = append(out, c)
 	}
 	return out, errs
 }
-
-// claimLink is a link of a chapter's Markdown that names a check
-// (ClaimTarget), as the Markdown alone tells it: what FindClaims learns
-// from parsing, before it looks at the Go files.
-type claimLink struct {
-	dest      string // the link's destination as written
-	file, fn  string // ClaimTarget's answer
-	line      int    // 1-based Markdown line (linkLine)
-	inHeading bool
-	text      string // claimText
-}
-
-// scanClaimLinks parses src, the Markdown of the chapter file chFile
-// (repository-relative), and returns its claim links in document order.
-// The result depends on chFile and src only (see claimLinksCached).
-func scanClaimLinks(chFile string, src []byte) []claimLink {
-	doc := claimParser().Parser().Parse(text.NewReader(src))
-	lines := lineStarts(src)
-	var out []claimLink
-	_ = gast.Walk(doc, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
-		if !entering {
-			return gast.WalkContinue, nil
-		}
-		l, ok := n.(*gast.Link)
-		if !ok {
-			return gast.WalkContinue, nil
-		}
-		file, fn, ok := ClaimTarget(chFile, string(l.Destination))
-		if !ok {
-			return gast.WalkContinue, nil
-		}
-		cl := claimLink{dest: string(l.Destination), file: file, fn: fn, line: linkLine(l, src, lines)}
-		for p := l.Parent(); p != nil; p = p.Parent() {
-			if _, ok := p.(*gast.Heading); ok {
-				cl.inHeading = true
-				break
-			}
-		}
-		if !cl.inHeading {
-			cl.text = claimText(l, src)
-		}
-		out = append(out, cl)
-		return gast.WalkSkipChildren, nil
-	})
-	return out
-}
-
-// linkLine returns the 1-based Markdown line of link l: that of its first
-// text, else that of its block.
-func linkLine(l *gast.Link, src []byte, lines []int) int {
-	off := -1
-	_ = gast.Walk(l, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
-		if t, ok := n.(*gast.Text); ok && entering && off < 0 {
-			off = t.Segment.Start
-			return gast.WalkStop, nil
-		}
-		return gast.WalkContinue, nil
-	})
-	if off < 0 {
-		for p := gast.Node(l); p != nil; p = p.Parent() {
-			if p.Type() == gast.TypeBlock && p.Lines() != nil && p.Lines().Len() > 0 {
-				off = p.Lines().At(0).Start
-				break
-			}
-		}
-	}
-	if off < 0 {
-		return 0
-	}
-	return sort.Search(len(lines), func(i int) bool { return lines[i] > off })
-}
-
-func lineStarts(src []byte) []int {
-	idx := []int{0}
-	for i, c := range src {
-		if c == '\n' {
-			idx = append(idx, i+1)
-		}
-	}
-	return idx
-}
-
-// claimText is the link's title, or the sentence of its block that holds
-// it, or (in a table) the row's first cell when the link sits in another.
-func claimText(l *gast.Link, src []byte) string {
-	if t := strings.TrimSpace(string(l.Title)); t != "" {
-		return collapse(t)
-	}
-	var blk gast.Node
-	for p := l.Parent(); p != nil; p = p.Parent() {
-		if p.Type() == gast.TypeBlock {
-			blk = p
-			break
-		}
-	}
-	if blk == nil {
-		return collapse(inlineText(l, src))
-	}
-	if cell, ok := blk.(*east.TableCell); ok {
-		if first := cell.Parent().FirstChild(); first != nil && first != gast.Node(cell) {
-			if t := collapse(inlineText(first, src)); t != "" {
-				return t
-			}
-		}
-	}
-	// The block's text with the link marked, cut at sentence ends.
-	const mark = "\x00"
-	var b strings.Builder
-	_ = gast.Walk(blk, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
-		if n == gast.Node(l) && entering {
-			b.WriteString(mark)
-		}
-		if !entering {
-			return gast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *gast.Text:
-			b.Write(n.Segment.Value(src))
-			if n.SoftLineBreak() || n.HardLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *gast.String:
-			b.Write(n.Value)
-		case *gast.CodeSpan:
-			for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-				if t, ok := c.(*gast.Text); ok {
-					b.Write(t.Segment.Value(src))
-				}
-			}
-			return gast.WalkSkipChildren, nil
-		case *gast.RawHTML:
-			return gast.WalkSkipChildren, nil
-		}
-		return gast.WalkContinue, nil
-	})
-	s := b.String()
-	at := strings.Index(s, mark)
-	if at < 0 {
-		return collapse(inlineText(l, src))
-	}
-	s = strings.Replace(s, mark, "", 1)
-	start, end := 0, len(s)
-	for i := at - 1; i > 0; i-- {
-		if sentenceEnd(s, i) {
-			start = i + 1
-			break
-		}
-	}
-	for i := at; i < len(s); i++ {
-		if sentenceEnd(s, i) {
-			end = i + 1
-			break
-		}
-	}
-	return collapse(s[start:end])
-}
-
-// sentenceEnd reports whether s[i] ends a sentence: '.', '!' or '?'
-// followed by a space and an upper-case letter, or at the end of s.
-func sentenceEnd(s string, i int) bool {
-	if !strings.ContainsRune(".!?", rune(s[i])) {
-		return false
-	}
-	if i+1 == len(s) {
-		return true
-	}
-	if s[i+1] != ' ' {
-		return false
-	}
-	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(s[i+1:], " "))
-	return unicode.IsUpper(r)
-}
-
-func inlineText(n gast.Node, src []byte) string {
-	var b strings.Builder
-	_ = gast.Walk(n, func(c gast.Node, entering bool) (gast.WalkStatus, error) {
-		if !entering {
-			return gast.WalkContinue, nil
-		}
-		switch c := c.(type) {
-		case *gast.Text:
-			b.Write(c.Segment.Value(src))
-			if c.SoftLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *gast.String:
-			b.Write(c.Value)
-		}
-		return gast.WalkContinue, nil
-	})
-	return b.String()
-}
-
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // testFile is what a claim needs to know about one _test.go file.
 type testFile struct {
@@ -480,6 +243,8 @@ func readTestFile(root, rel string) *testFile {
 				tfn.problem = "is not an example: an example is func " + name + "() with no parameters or results"
 			case ex == nil || (ex.Output == "" && !ex.EmptyOutput):
 				tfn.problem = "has no // Output: comment, so go test compiles it but never runs it"
+			case strings.TrimSpace(ex.Output) == "":
+				tfn.problem = "has an empty // Output: comment, so it shows nothing and checks only that nothing is printed; a claim's example has output"
 			}
 		default:
 			tfn.problem = "is not a check: a claim names a Test, Fuzz or Example function"
@@ -622,6 +387,12 @@ func settleClaims(claims []Claim, results []jobResult) diag.List {
 			fail(clipOutput(t.outputs[c.Func]), "claim %s failed in go test %s (alone: %s)", c.Func, c.Package, c.Command())
 		case "skip":
 			fail(clipOutput(t.outputs[c.Func]), "claim %s was skipped in go test %s; a skipped test checks nothing", c.Func, c.Package)
+		case "empty":
+			if c.Kind == "fuzz" {
+				fail(clipOutput(t.outputs[c.Func]), "claim %s ran no input in go test %s: its seed corpus is empty (no f.Add, no file under testdata/fuzz/%s), and a fuzz target without seeds checks nothing", c.Func, c.Package, c.Func)
+			} else {
+				fail(clipOutput(t.outputs[c.Func]), "claim %s checked nothing in go test %s: every one of its subtests was skipped", c.Func, c.Package)
+			}
 		default:
 			fail("", "claim %s did not run: go test %s failed before it (see that error)", c.Func, c.Package)
 		}
@@ -637,7 +408,9 @@ type testEvent struct {
 }
 
 // readTestEvents reads go test -json output. It returns the final action
-// of each top-level function ("pass", "fail", "skip"), the output of each
+// of each top-level function ("pass", "fail", "skip", or "empty" for one
+// that passed without running a check: every subtest skipped, or a fuzz
+// target with no seed corpus), the output of each
 // with its subtests', and the text go test would have printed without
 // -json: the output of the functions that failed and of the package (build
 // errors, panics outside a test, the final FAIL line), with lines that are
@@ -646,6 +419,8 @@ func readTestEvents(out []byte) (status, outputs map[string]string, text []byte)
 	status, outputs = map[string]string{}, map[string]string{}
 	type piece struct{ top, text string }
 	var pieces []piece
+	parent := map[string]bool{}  // tests that have subtests
+	final := map[string]string{} // every test's and subtest's final action
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 64<<10), MaxOutput+1)
 	for sc.Scan() {
@@ -656,6 +431,12 @@ func readTestEvents(out []byte) (status, outputs map[string]string, text []byte)
 			continue
 		}
 		top, _, _ := strings.Cut(ev.Test, "/")
+		if i := strings.LastIndexByte(ev.Test, '/'); i >= 0 {
+			parent[ev.Test[:i]] = true
+		}
+		if ev.Test != "" && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip") {
+			final[ev.Test] = ev.Action
+		}
 		if ev.Output != "" {
 			pieces = append(pieces, piece{top: top, text: ev.Output})
 			if top != "" {
@@ -667,6 +448,22 @@ func readTestEvents(out []byte) (status, outputs map[string]string, text []byte)
 			case "pass", "fail", "skip":
 				status[top] = ev.Action
 			}
+		}
+	}
+	// A function that passed ran a check only if some test of its tree
+	// without subtests passed: a test whose every subtest skipped passes
+	// without checking anything, and so does a fuzz target without seeds
+	// (it has no subtest at all).
+	ran := map[string]bool{}
+	for name, act := range final {
+		top, _, sub := strings.Cut(name, "/")
+		if act == "pass" && !parent[name] && (sub || !hasTestPrefix(top, "Fuzz")) {
+			ran[top] = true
+		}
+	}
+	for top, act := range status {
+		if act == "pass" && !ran[top] {
+			status[top] = "empty"
 		}
 	}
 	var b strings.Builder
