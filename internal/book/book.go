@@ -26,6 +26,7 @@ import (
 //	               strict-console (every console block is a transcript)
 //	               figure-timeout (longest time one figure may take to draw)
 //	               wasm-tags (build tags of the programs built for the page)
+//	               broken-links ("warn" or "error": a link to a missing page or #anchor)
 type Config struct {
 	Title       string
 	Authors     []string
@@ -90,11 +91,46 @@ type Config struct {
 	// paths ("../std/", "../reference/"). UncheckedLinksLine is its line.
 	UncheckedLinks     []string
 	UncheckedLinksLine int
+	// BrokenLinks is what a link to a page or #anchor that is not there
+	// is: BrokenLinksError (the build fails at the link) or
+	// BrokenLinksWarn (a warning at the link, the page built with the
+	// link as written, .md made .html, as mdBook, which checks no link,
+	// builds it). [bookgen] broken-links sets it (BrokenLinksLine is
+	// its line, 0 when unset); unset, it is BrokenLinksWarn for a plain
+	// mdBook book (mdBook's layout and no [bookgen] table in book.toml,
+	// or no book.toml) and BrokenLinksError for every other (see
+	// Locate). BookgenTable says book.toml has a [bookgen] table.
+	BrokenLinks     string
+	BrokenLinksLine int
+	BookgenTable    bool
+	// Preprocessors are the [preprocessor.NAME] tables of book.toml that
+	// name a preprocessor bookgen does not run (any but mdBook's links
+	// and index), in file order; each is one warning in Warnings, and
+	// the pages are built without it.
+	Preprocessors []Preprocessor
 	// Warnings are the problems of book.toml that do not stop the build:
 	// keys bookgen does not read (an mdBook book.toml has many), at
 	// ConfigFile and the key's line.
 	Warnings []*diag.Error
 }
+
+// Preprocessor is an mdBook preprocessor a book's book.toml names and
+// bookgen does not run: its name ("mermaid" for [preprocessor.mermaid])
+// and the line of its table.
+type Preprocessor struct {
+	Name string
+	Line int
+}
+
+// The values of Config.BrokenLinks.
+const (
+	BrokenLinksWarn  = "warn"
+	BrokenLinksError = "error"
+)
+
+// WarnBrokenLinks reports whether a link to a missing page or #anchor is a
+// warning rather than an error (Config.BrokenLinks).
+func (c *Config) WarnBrokenLinks() bool { return c.BrokenLinks == BrokenLinksWarn }
 
 // Unchecked reports whether a link is one of [bookgen] unchecked-links,
 // which bookgen neither checks nor rewrites. target is the link's

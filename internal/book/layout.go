@@ -65,7 +65,9 @@ func (l Layout) defaultSrc() string {
 // slash path of its book.toml and of its source folder ("book", "src",
 // "book/src"), and the parsed book.toml (the defaults when it does not
 // exist). A [book] src that is absolute or leaves root is a *diag.Error
-// at book.toml's line of src.
+// at book.toml's line of src. A book in mdBook's layout whose book.toml has
+// no [bookgen] table (or that has no book.toml) and does not set
+// broken-links gets Config.BrokenLinks = BrokenLinksWarn.
 func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error) {
 	l = LayoutOf(root)
 	if l == NoLayout {
@@ -82,6 +84,11 @@ func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error
 		if cfg, err = parseConfig(data, confFile); err != nil {
 			return l, confFile, "", nil, err
 		}
+	}
+	if l == MdBookLayout && !cfg.BookgenTable && cfg.BrokenLinksLine == 0 {
+		// A plain mdBook book: mdBook checks no link and builds one
+		// to a missing page; bookgen says so and builds it too.
+		cfg.BrokenLinks = BrokenLinksWarn
 	}
 	s := cfg.Src
 	if s == "" {

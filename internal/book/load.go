@@ -308,11 +308,29 @@ type tomlFile struct {
 		FigureTimeout  string   `toml:"figure-timeout"`
 		WasmTags       []string `toml:"wasm-tags"`
 		RequireMutants []string `toml:"require-mutants"`
+		BrokenLinks    string   `toml:"broken-links"`
 	} `toml:"bookgen"`
 }
 
+// supportedPreprocessors are the preprocessors mdBook ships that bookgen
+// does the work of: links ({{#include}} and the other directives, see
+// internal/expand) and index (README.md is its folder's index.html).
+var supportedPreprocessors = map[string]bool{"links": true, "index": true}
+
+// tableLine is the 1-based line of the table header [name] (or
+// [ name ], ["name"] not handled) in src, 0 when none.
+func tableLine(src []byte, name string) int {
+	for i, l := range strings.Split(string(src), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") && strings.TrimSpace(strings.Trim(strings.SplitN(l, "]", 2)[0], "[")) == name {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links"
 
 // buildTagRE is what a Go build tag may hold (go help buildconstraint).
 var buildTagRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
@@ -342,14 +360,33 @@ func ParseConfig(src []byte) (*Config, error) {
 func parseConfig(src []byte, file string) (*Config, error) {
 	var f tomlFile
 	var warnings []*diag.Error
+	var pre []Preprocessor
 	err := toml.NewDecoder(bytes.NewReader(src)).DisallowUnknownFields().Decode(&f)
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) {
 		// mdBook's book.toml has many keys bookgen has no use for:
 		// name each, then read the ones bookgen knows.
+		seen := map[string]bool{}
 		for i := range strict.Errors {
 			e := &strict.Errors[i]
 			row, _ := e.Position()
+			if k := e.Key(); len(k) >= 2 && k[0] == "preprocessor" {
+				// A preprocessor bookgen does not run: one line
+				// for it, whatever keys its table holds.
+				name := k[1]
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				if supportedPreprocessors[name] {
+					continue
+				}
+				if l := tableLine(src, "preprocessor."+name); l > 0 {
+					row = l
+				}
+				pre = append(pre, Preprocessor{Name: name, Line: row})
+				continue
+			}
 			w := diag.Errorf(file, row, "key %s is not used by bookgen", strings.Join(e.Key(), "."))
 			if len(warnings) == 0 {
 				w.Detail = "bookgen reads " + knownKeys
@@ -388,6 +425,10 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		HideLines:       f.Output.HTML.Code.HideLines,
 		Input404:        f.Output.HTML.Input404,
 		Warnings:        warnings,
+		Preprocessors:   pre,
+	}
+	for _, p := range pre {
+		c.Warnings = append(c.Warnings, diag.Errorf(file, p.Line, "preprocessor %s is not run by bookgen: the pages are built without it, its directives left as written", p.Name))
 	}
 	if len(f.Bookgen.RequireMutants) > 0 {
 		c.RequireMutants, c.RequireMutantsLine = f.Bookgen.RequireMutants, keyLine(src, "require-mutants")
@@ -419,6 +460,18 @@ func parseConfig(src []byte, file string) (*Config, error) {
 			}
 		}
 		c.UncheckedLinks, c.UncheckedLinksLine = f.Bookgen.UncheckedLinks, line
+	}
+	var tables map[string]any
+	if toml.Unmarshal(src, &tables) == nil {
+		_, c.BookgenTable = tables["bookgen"]
+	}
+	switch f.Bookgen.BrokenLinks {
+	case "":
+		c.BrokenLinks = BrokenLinksError
+	case BrokenLinksWarn, BrokenLinksError:
+		c.BrokenLinks, c.BrokenLinksLine = f.Bookgen.BrokenLinks, keyLine(src, "broken-links")
+	default:
+		return nil, diag.Errorf(file, keyLine(src, "broken-links"), "broken-links %q is neither \"warn\" nor \"error\"", f.Bookgen.BrokenLinks)
 	}
 	if c.FigureTimeout == "" {
 		c.FigureTimeout = DefaultFigureTimeout

@@ -214,6 +214,7 @@ func Build(ctx context.Context, opt Options) (res *Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	res.Warnings = append(res.Warnings, w.Warnings...)
 	res.Pages = w.Pages
 	res.Files = w.Files
 	res.Finish = w.Finish

@@ -479,7 +479,7 @@ func TestMdBookTranscriptWithoutGoMod(t *testing.T) {
 func TestIncludedFrom(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{
-		"book.toml":      "[book]\ntitle = \"X\"\n",
+		"book.toml":      "[book]\ntitle = \"X\"\n\n[bookgen]\nbroken-links = \"error\"\n",
 		"src/SUMMARY.md": "- [A](a.md)\n- [B](b.md)\n",
 		"src/a.md":       "# A\n\n{{#include part.md}}\n",
 		"src/b.md":       "# B\n\nText.\n\n{{#include part.md}}\n",

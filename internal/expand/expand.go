@@ -478,6 +478,16 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		x.fail(at, chain, "more than %d includes in one chapter (counting those of included Markdown files); do included files include each other many times over?", MaxIncludes)
 		return nil, false
 	}
+	if d.Unsupported != "" && len(x.book.Config.Preprocessors) > 0 {
+		// The book names a preprocessor bookgen does not run (book.toml
+		// warns once); its directive is left as written.
+		var names []string
+		for _, p := range x.book.Config.Preprocessors {
+			names = append(names, p.Name)
+		}
+		x.warn(at, chain, "{{#%s}} is left as written: bookgen does not run the book's preprocessors (%s)", d.Unsupported, strings.Join(names, ", "))
+		return nil, false
+	}
 	if d.Unsupported != "" {
 		x.fail(at, chain, "{{#%s}} is not supported by bookgen; use {{#include path}}, {{#include path:anchor}} or {{#include path:N:M}}", d.Unsupported)
 		return nil, false

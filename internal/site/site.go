@@ -55,6 +55,9 @@ type Result struct {
 	// previous build had them (the next build's Finish writes them; so
 	// does calling Finish again).
 	Finish func(ctx context.Context) error
+	// Warnings are the links between chapters to a missing #anchor or
+	// page when the book's broken links are warnings (see CheckLinks).
+	Warnings []*diag.Error
 }
 
 // Options tune Write.
@@ -97,10 +100,11 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 	if opt.Incremental != nil {
 		ids = &opt.Incremental.ids
 	}
-	if err := checkLinks(b, pages, ids); err != nil {
+	linkWarnings, err := checkLinks(b, pages, ids)
+	if err != nil {
 		return nil, err
 	}
-	out, err := filepath.Abs(out)
+	out, err = filepath.Abs(out)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +142,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 	if err := st.commit(); err != nil {
 		return nil, err
 	}
-	res := &Result{Pages: len(pages), Files: st.list()}
+	res := &Result{Pages: len(pages), Files: st.list(), Warnings: linkWarnings}
 	if w, ok := st.(*inPlace); ok && len(w.deferred) > 0 {
 		res.Finish = w.finish
 	}
