@@ -167,7 +167,11 @@ func (p *summaryParser) heading(indent int, rest string) error {
 		return p.errorf("heading %q is indented %d columns; headings start at the left margin", clip(rest), indent)
 	}
 	if level != 1 {
-		return p.errorf("heading level %d %q: only level-1 headings (# Part title) are allowed in SUMMARY.md", level, clip(rest))
+		// mdBook's summary parser skips any heading but an h1 (and
+		// what it holds): it is no part title and no entry.
+		p.warnings = append(p.warnings, diag.Errorf(path.Join(p.dir, "SUMMARY.md"), p.line, "heading level %d %q is dropped, as mdBook drops it: only a level-1 heading (# Part title) means something in SUMMARY.md", level, clip(rest)))
+		p.started = true
+		return nil
 	}
 	text = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), "#"))
 	if text == "" {

@@ -209,7 +209,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			if n.Level == 1 && pg.Title == "" {
 				pg.Title = t
 			}
-			return ast.WalkSkipChildren, nil
+			return ast.WalkContinue, nil // its links are checked and rewritten as any
 		case *ast.HTMLBlock, *ast.RawHTML:
 			if raw, off, ok := htmlNodeText(n, src); ok {
 				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)

@@ -131,7 +131,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 		}
 		st = s
 	}
-	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental, opt.NotFound); err != nil {
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental, opt.NotFound, &linkWarnings); err != nil {
 		st.abort()
 		return nil, err
 	}
@@ -267,7 +267,9 @@ type files map[string][]byte
 type assets struct{ css, js, themeJS, runJS, search, searchLib string }
 
 // generate writes every file of the site into out.
-func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool, inc *Incremental, nf *render.Page) error {
+// Warnings that do not stop the build (redirects to no page of a book whose
+// broken links are warnings) are appended to *warnings.
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool, inc *Incremental, nf *render.Page, warnings *[]*diag.Error) error {
 	stableNames := inc != nil
 	var sbCache *sidebarCache
 	var pc *printCache
@@ -415,9 +417,11 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 			return err
 		}
 	}
-	if err := writeRedirects(out, b); err != nil {
+	ws, err := writeRedirects(out, b)
+	if err != nil {
 		return err
 	}
+	*warnings = append(*warnings, ws...)
 	<-printDone
 	if printErr != nil {
 		return printErr
