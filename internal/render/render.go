@@ -401,9 +401,10 @@ func htmlDest(u *url.URL) string {
 // brokenDest is what rewrite returns with the error for a link whose file
 // r.stat did not find: the destination as written when the file does not
 // exist (a broken link, a warning when the book asks), "" when it was
-// refused (hidden, or outside the repository: always an error).
+// refused (hidden, not a regular file, or outside the repository: always an
+// error).
 func brokenDest(dest string, err error) string {
-	if errors.Is(err, ErrNotPublished) || errors.Is(err, ErrOutside) {
+	if errors.Is(err, ErrNotPublished) || errors.Is(err, ErrOutside) || errors.Is(err, ErrNotRegular) {
 		return ""
 	}
 	return dest
