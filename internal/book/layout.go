@@ -21,9 +21,11 @@ const (
 	// (beside go.mod). [book] src is relative to book/ and defaults to
 	// ".": the chapters are in book/ itself.
 	BookgenLayout
-	// MdBookLayout: book.toml at the root (and neither book/book.toml nor
-	// book/SUMMARY.md, so that mdBook's output folder book/ is not taken
-	// for a book). [book] src defaults to "src", as in mdBook.
+	// MdBookLayout: book.toml at the root, or no book.toml and
+	// src/SUMMARY.md (mdBook builds such a book with its defaults), and
+	// neither book/book.toml nor book/SUMMARY.md, so that mdBook's output
+	// folder book/ is not taken for a book. [book] src defaults to "src",
+	// as in mdBook.
 	MdBookLayout
 )
 
@@ -33,7 +35,9 @@ func LayoutOf(root string) Layout {
 	switch {
 	case isRegular(filepath.Join(root, "book", "SUMMARY.md")) || isRegular(filepath.Join(root, "book", "book.toml")):
 		return BookgenLayout
-	case isRegular(filepath.Join(root, "book.toml")):
+	case isRegular(filepath.Join(root, "book.toml")), isRegular(filepath.Join(root, "src", "SUMMARY.md")):
+		// mdBook's MDBook::load reads book.toml when there is one and
+		// takes Config::default() otherwise.
 		return MdBookLayout
 	}
 	return NoLayout
@@ -61,7 +65,9 @@ func (l Layout) defaultSrc() string {
 // slash path of its book.toml and of its source folder ("book", "src",
 // "book/src"), and the parsed book.toml (the defaults when it does not
 // exist). A [book] src that is absolute or leaves root is a *diag.Error
-// at book.toml's line of src.
+// at book.toml's line of src. A book in mdBook's layout whose book.toml has
+// no [bookgen] table (or that has no book.toml) and does not set
+// broken-links gets Config.BrokenLinks = BrokenLinksWarn.
 func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error) {
 	l = LayoutOf(root)
 	if l == NoLayout {
@@ -78,6 +84,11 @@ func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error
 		if cfg, err = parseConfig(data, confFile); err != nil {
 			return l, confFile, "", nil, err
 		}
+	}
+	if l == MdBookLayout && !cfg.BookgenTable && cfg.BrokenLinksLine == 0 {
+		// A plain mdBook book: mdBook checks no link and builds one
+		// to a missing page; bookgen says so and builds it too.
+		cfg.BrokenLinks = BrokenLinksWarn
 	}
 	s := cfg.Src
 	if s == "" {
