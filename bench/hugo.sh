@@ -6,7 +6,7 @@
 #   bench/hugo.sh 100 1000 4000          # sizes (default: 100 1000)
 #   RUNS=5 bench/hugo.sh 1000            # runs per tool and size (default 3)
 #
-# The book is ../shared/bench/gencorpus.go's (SHARED=dir to point elsewhere):
+# The book is bench/gencorpus's (see bench/README.md):
 # the same Markdown for both tools, Go listings highlighted by chroma in both,
 # a full sidebar on every page. Needs hugo on PATH (Debian: apt-get install
 # hugo) and GNU time (/usr/bin/time). Machines are shared: quote medians and
@@ -14,13 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-shared=${SHARED:-$root/../shared/bench}
 runs=${RUNS:-3}
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(100 1000)
 command -v hugo >/dev/null || { echo "bench/hugo.sh: hugo is not on PATH (apt-get install hugo)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench/hugo.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
-[ -f "$shared/gencorpus.go" ] || { echo "bench/hugo.sh: no $shared/gencorpus.go (set SHARED)" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -38,8 +36,8 @@ median() { sort -n -k"$2" "$1" | awk -v c="$2" '{a[NR]=$c} END {print a[int((NR+
 printf '%-6s %-8s %9s %9s %10s %9s %9s\n' pages tool wall_s cpu_s rss_MiB out_MiB ms/page
 for n in "${sizes[@]}"; do
 	corpus=$work/corpus-$n
-	go run "$shared/gencorpus.go" -pages "$n" -out "$corpus" >/dev/null
-	bash "$shared/to-bookgen.sh" "$corpus" "$work/bg-$n" >/dev/null
+	go run ./bench/gencorpus -pages "$n" -out "$corpus" >/dev/null
+	bash bench/to-bookgen.sh "$corpus" "$work/bg-$n" >/dev/null
 	rm -f "$work/bookgen-$n" "$work/hugo-$n"
 	for _ in $(seq "$runs"); do
 		measure "bookgen-$n" "$work/bookgen" build --root "$work/bg-$n" -o "$work/bg-$n-out"
