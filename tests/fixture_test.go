@@ -164,6 +164,16 @@ var badFixtures = []struct {
 	{name: "unterminated-anchor", file: "book/ch.md", line: 4, msg: "has no ANCHOR_END"},
 	{name: "include-outside", file: "book/ch.md", line: 4, msg: "leaves the repository"},
 	{name: "wrong-transcript", file: "book/ch.md", line: 5, msg: "differs from the transcript"},
+	// The same wrong transcript nested where verify and render once
+	// disagreed on what a code block is (verify's parser lacked the
+	// definition lists, footnotes and CommonMark's <meta> rule render's
+	// had): each must still be run and refused at its line.
+	{name: "wrong-transcript", file: "book/ch.md", line: 6, msg: "differs from the transcript", mutate: writeChapter(
+		"# Chapter\n\nEpoch\n: ```console\n  $ go run ./examples/epoch\n  epoch 3\n  ```\n")},
+	{name: "wrong-transcript", file: "book/ch.md", line: 6, msg: "differs from the transcript", mutate: writeChapter(
+		"# Chapter\n\n<meta itemprop=\"epoch\" content=\"3\"> The run:\n```console\n$ go run ./examples/epoch\nepoch 3\n```\n")},
+	{name: "wrong-transcript", file: "book/ch.md", line: 9, msg: "differs from the transcript", mutate: writeChapter(
+		"# Chapter\n\nThe epoch.[^run]\n\n[^run]: The run:\n\n    ```console\n    $ go run ./examples/epoch\n    epoch 3\n    ```\n")},
 	{name: "bad-figure", file: "book/ch.md", line: 9, msg: "```d2 figure: connection missing destination"},
 	{name: "wrong-figure", file: "book/ch.md", line: 6, msg: "differs from the figure"},
 	{name: "no-compile", file: "examples/broken/broken.go", line: 6, msg: ""},

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,5 +69,28 @@ func TestTimeoutOutputIsBounded(t *testing.T) {
 	}
 	if len(out) > 16<<10 || !strings.Contains(out, "more bytes on this line)") {
 		t.Errorf("report is %d bytes (want a bounded excerpt saying what was cut):\n%.400s", len(out), out)
+	}
+}
+
+// TestStagingFoldersIgnoredByGit checks that the staging folders a killed
+// build can leave beside an output folder (".site.new-N", ".public.new-N.old",
+// also under a nested output) are ignored by git, so that git status
+// does not list them before the next build removes them.
+func TestStagingFoldersIgnoredByGit(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".site.new-123/index.html", ".public.new-42.old/ch.html", "out/.book.new-7/x"} {
+		cmd := exec.Command("git", "check-ignore", "-q", p)
+		cmd.Dir = root
+		if err := cmd.Run(); err != nil {
+			t.Errorf("git check-ignore %s: %v (not ignored)", p, err)
+		}
+	}
+	cmd := exec.Command("git", "check-ignore", "-q", "book/.site.new-notes.md")
+	cmd.Dir = root
+	if cmd.Run() == nil {
+		t.Error("book/.site.new-notes.md is ignored: the pattern is too wide")
 	}
 }

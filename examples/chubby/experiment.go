@@ -37,7 +37,7 @@ type Protection struct {
 	Name      string
 	Scheme    Scheme
 	LockDelay time.Duration // SchemeLockDelay
-	Detector  time.Duration // SchemeOwnership; 0 means the lease
+	Detector  time.Duration // SchemeOwnership, SchemeOwnershipAtRecord; 0 means the lease
 }
 
 // Trial is one draw of the zombie writer: client 1 pauses for Pause at 0s
@@ -163,7 +163,9 @@ func (e Experiment) Run() ([]SweepCell, error) {
 
 // DefaultExperiment is the sweep the chapter prints: Chubby's 12s lease;
 // pauses with medians 1s, 5s and 20s; network delays with medians 10ms and
-// 1s; client 2 working a median 1s before its write; and seven protections.
+// 1s; client 2 working a median 1s before its write; and eight protections
+// (the last, the ownership model with a 2s detector and a server that checks
+// the record, is the counterpart of the sequencer checked at the cell).
 func DefaultExperiment() Experiment {
 	return Experiment{
 		Seed:   1,
@@ -187,6 +189,7 @@ func DefaultExperiment() Experiment {
 			{Name: "seq, newest", Scheme: SchemeSequencerNewest},
 			{Name: "ownership 12s", Scheme: SchemeOwnership, Detector: 12 * time.Second},
 			{Name: "ownership 2s", Scheme: SchemeOwnership, Detector: 2 * time.Second},
+			{Name: "own 2s, record", Scheme: SchemeOwnershipAtRecord, Detector: 2 * time.Second},
 		},
 	}
 }

@@ -21,6 +21,11 @@ const (
 	// Chubby" (Burrows 2006, section 2.4), and ValidFence over the newest
 	// epoch seen in the ownership model.
 	NewestSeen
+	// CheckAtRecord asks the ownership record, at arrival, for its current
+	// epoch and refuses a write below it (ownership.ValidFence against the
+	// record): the ownership model's record-checking server. Made by
+	// NewRecordServer.
+	CheckAtRecord
 )
 
 func (m ServerMode) String() string {
@@ -31,6 +36,8 @@ func (m ServerMode) String() string {
 		return "server checking at the cell"
 	case NewestSeen:
 		return "server keeping the newest sequencer"
+	case CheckAtRecord:
+		return "server checking at the record"
 	}
 	return fmt.Sprintf("ServerMode(%d)", int(m))
 }
@@ -52,6 +59,7 @@ type Write struct {
 type Server struct {
 	mode    ServerMode
 	cell    *Cell
+	current func() uint64 // CheckAtRecord: the record's current epoch
 	newest  uint64
 	applied []Write
 	refused []Write
@@ -73,6 +81,12 @@ func NewServer(m ServerMode, cell *Cell) (*Server, error) {
 	return &Server{mode: m, cell: cell}, nil
 }
 
+// NewRecordServer returns a CheckAtRecord server that asks current for the
+// ownership record's current epoch at each write's arrival.
+func NewRecordServer(current func() uint64) *Server {
+	return &Server{mode: CheckAtRecord, current: current}
+}
+
 // Mode returns the server's mode.
 func (s *Server) Mode() ServerMode { return s.mode }
 
@@ -86,6 +100,11 @@ func (s *Server) Receive(w Write, now time.Duration) error {
 		if err := s.cell.CheckSequencer(w.Seq, now); err != nil {
 			s.refused = append(s.refused, w)
 			return &RefusedError{Write: w, Mode: s.mode, Reason: err.Error()}
+		}
+	case CheckAtRecord:
+		if cur := s.current(); w.Seq.Generation < cur {
+			s.refused = append(s.refused, w)
+			return &RefusedError{Write: w, Mode: s.mode, Reason: fmt.Sprintf("epoch %d is older than the record's %d", w.Seq.Generation, cur)}
 		}
 	case NewestSeen:
 		if w.Seq.Generation < s.newest {

@@ -34,6 +34,11 @@ const (
 	// it sends the new epoch to the server (arriving after
 	// Scenario.FenceDelay), and the server is NewestSeen.
 	SchemeOwnership
+	// SchemeOwnershipAtRecord: SchemeOwnership with a server that asks the
+	// ownership record about each write at its arrival and refuses an epoch
+	// below the record's current one (CheckAtRecord): the ownership model's
+	// counterpart of SchemeSequencerAtCell.
+	SchemeOwnershipAtRecord
 )
 
 func (s Scheme) String() string {
@@ -48,6 +53,8 @@ func (s Scheme) String() string {
 		return "sequencer, newest seen"
 	case SchemeOwnership:
 		return "ownership model"
+	case SchemeOwnershipAtRecord:
+		return "ownership, checked at the record"
 	}
 	return fmt.Sprintf("Scheme(%d)", int(s))
 }
@@ -89,6 +96,7 @@ type Scenario struct {
 	LockDelay  time.Duration // SchemeLockDelay: every holder's lock-delay (may exceed the paper's 1m bound)
 	Detector   time.Duration // SchemeOwnership: silence before a revoke; 0 means Lease
 	FenceDelay time.Duration // SchemeOwnership: delay of the fence notice
+	NoNotice   bool          // SchemeOwnership: the coordinator sends no fence notice
 	Generation uint64        // client 1's generation; 0 means 33
 	Clients    [][]Step
 }
@@ -254,6 +262,8 @@ func Run(sc Scenario) (Result, error) {
 		mode = CheckAtCell
 	case SchemeSequencerNewest, SchemeOwnership:
 		mode = NewestSeen
+	case SchemeOwnershipAtRecord:
+		mode = CheckAtRecord
 	default:
 		return Result{}, &ArgumentError{Msg: fmt.Sprintf("Run: unknown scheme %v", sc.Scheme)}
 	}
@@ -261,7 +271,9 @@ func Run(sc Scenario) (Result, error) {
 	if m.cell, err = NewCell(Config{Lease: sc.Lease, MaxLockDelay: maxDelay}); err != nil {
 		return Result{}, err
 	}
-	if m.server, err = NewServer(mode, m.cell); err != nil {
+	if mode == CheckAtRecord {
+		m.server = NewRecordServer(func() uint64 { return uint64(m.actor.CurrentEpoch()) })
+	} else if m.server, err = NewServer(mode, m.cell); err != nil {
 		return Result{}, err
 	}
 	for i, steps := range sc.Clients {
@@ -280,7 +292,9 @@ func Run(sc Scenario) (Result, error) {
 	return m.res, nil
 }
 
-func (m *sim) ownershipScheme() bool { return m.sc.Scheme == SchemeOwnership }
+func (m *sim) ownershipScheme() bool {
+	return m.sc.Scheme == SchemeOwnership || m.sc.Scheme == SchemeOwnershipAtRecord
+}
 
 func (m *sim) lockDelay() time.Duration {
 	if m.sc.Scheme == SchemeLockDelay {
@@ -440,6 +454,9 @@ func (m *sim) nextWaiter() int {
 
 // fence sends the record's current epoch to the server.
 func (m *sim) fence(now time.Duration) {
+	if m.sc.NoNotice || m.sc.Scheme != SchemeOwnership {
+		return
+	}
 	m.push(item{at: now + m.sc.FenceDelay, kind: itemFence, epoch: uint64(m.actor.CurrentEpoch())})
 }
 

@@ -22,7 +22,7 @@ const (
 
 // Message is one message in flight. Epoch is what the message carries: the
 // grant's epoch on a PRIVILEGE, the writer's epoch on a Write (0 in the
-// mutant without epochs). Tenure, on a Write, numbers the writer's holding
+// mutant NoWriteEpoch). Tenure, on a Write, numbers the writer's holding
 // of the privilege (1 for the first Acquire, 2 for the next, ...): it is
 // kept for checking only, and no node or resource reads it.
 type Message struct {
@@ -60,27 +60,52 @@ type Mutant uint8
 const (
 	// Correct is the composed system as designed.
 	Correct Mutant = iota
-	// NoEpoch: the PRIVILEGE carries no epoch, so the receiver acquires
-	// whenever the record names it, and a holder's writes carry none, so the
-	// resource has nothing to fence with and accepts every write.
-	NoEpoch
+	// NoWriteEpoch: a holder's writes carry no epoch, so the resource has
+	// nothing to fence with and accepts every write. The PRIVILEGE keeps
+	// its epoch. (The resource's fence removed.)
+	NoWriteEpoch
 	// NoBurn: the coordinator's recovery re-grants at the current epoch
 	// instead of burning one (Revoke, and Abort likewise, keep the epoch).
 	NoBurn
+	// NoPrivilegeEpoch: the receiver of a PRIVILEGE ignores the epoch the
+	// message carries and acquires whenever the record is Unowned naming
+	// it; its token still takes the record's epoch and its writes still
+	// carry it. (The message's epoch check removed, nothing else.)
+	NoPrivilegeEpoch
+	// NoMayMutate: a node in its critical section writes without asking
+	// MayMutate, stamping the write with its token's epoch even after a
+	// revoke has made that token stale. (The holder's own check removed.)
+	NoMayMutate
 )
+
+// Mutants lists every mutant, in the order the check program prints them.
+var Mutants = []Mutant{NoWriteEpoch, NoBurn, NoPrivilegeEpoch, NoMayMutate}
 
 // String names the mutant.
 func (m Mutant) String() string {
 	switch m {
 	case Correct:
 		return "Composed"
-	case NoEpoch:
-		return "mutant: PRIVILEGE without epoch"
+	case NoWriteEpoch:
+		return "mutant: writes without epoch"
 	case NoBurn:
 		return "mutant: recovery without burn"
+	case NoPrivilegeEpoch:
+		return "mutant: PRIVILEGE without epoch"
+	case NoMayMutate:
+		return "mutant: write without MayMutate"
 	}
 	return fmt.Sprintf("Mutant(%d)", uint8(m))
 }
+
+// Caught reports whether the exhaustive check at the default bounds finds a
+// violation in m (the check program and the tests hold it to this). The two
+// mutants it does not catch are equivalent for the properties checked: the
+// receiver's token takes its epoch from the atomic record, not from the
+// message, and Acquire already requires the record Unowned naming the
+// receiver (NoPrivilegeEpoch); and the order of accepted writes is kept by
+// the resource's fence alone, whatever a holder sends (NoMayMutate).
+func (m Mutant) Caught() bool { return m == NoWriteEpoch || m == NoBurn }
 
 // Bounds limit what can happen: requests per node, and how many messages the
 // network may duplicate and lose and how many times the coordinator may
@@ -316,14 +341,15 @@ func (s *System) send(m Message) {
 // receiver: the next record change allocates a newer epoch, so the receiver
 // will refuse it forever. (Without the burn, a revoke can leave the epoch
 // where it is, so the mutant NoBurn keeps the second kind; the mutant
-// NoEpoch has no dead messages at all, since neither its receivers nor its
-// resource can tell old from new.)
+// NoPrivilegeEpoch has no dead PRIVILEGEs, since its receivers do not read
+// the message's epoch; the mutant NoWriteEpoch has no dead writes, since its
+// resource cannot tell old from new.)
 func (s *System) dead(m Message) bool {
-	if s.Mutant == NoEpoch {
-		return false
-	}
 	switch m.Kind {
 	case Privilege:
+		if s.Mutant == NoPrivilegeEpoch {
+			return false
+		}
 		cur := ownership.CurrentEpoch(s.Record)
 		if m.Epoch < cur {
 			return true
@@ -331,7 +357,7 @@ func (s *System) dead(m Message) bool {
 		u, ok := s.Record.(ownership.Unowned)
 		return s.Mutant == Correct && m.Epoch == cur && !(ok && u.IntendedOwner == name(m.To))
 	case Write:
-		return m.Epoch < s.Fence
+		return s.Mutant != NoWriteEpoch && m.Epoch < s.Fence
 	}
 	return false
 }
@@ -387,12 +413,7 @@ func (s *System) step(id raymond.NodeID, ev raymond.Event) (string, error) {
 		s.RecordWrites += 2
 		s.Tokens[id] = 0
 		s.Messages++
-		e := ownership.CurrentEpoch(next)
-		carried := e
-		if s.Mutant == NoEpoch {
-			carried = 0
-		}
-		s.send(Message{Kind: Privilege, From: id, To: m.To, Epoch: carried})
+		s.send(Message{Kind: Privilege, From: id, To: m.To, Epoch: ownership.CurrentEpoch(next)})
 	}
 	return strings.Join(notes, "; "), nil
 }
@@ -410,7 +431,7 @@ func (s *System) receivePrivilege(m Message) (string, error) {
 	switch {
 	case !ok:
 		return fmt.Sprintf("refused: record is %v", s.Record), nil
-	case s.Mutant != NoEpoch && u.Epoch != m.Epoch:
+	case s.Mutant != NoPrivilegeEpoch && u.Epoch != m.Epoch:
 		return fmt.Sprintf("refused: epoch %d is stale, record is %v", m.Epoch, s.Record), nil
 	}
 	next, err := ownership.Acquire(s.Record, name(m.To))
@@ -432,11 +453,12 @@ func (s *System) receivePrivilege(m Message) (string, error) {
 
 // receiveWrite is the resource's fence: a write is accepted if its epoch is
 // at least the highest accepted so far (ownership.ValidFence against the
-// resource's own view). Without epochs (NoEpoch) every write is accepted.
+// resource's own view). Without epochs on writes (NoWriteEpoch) every
+// write is accepted.
 // An accepted write from an older tenure than the last accepted one is
 // recorded in Broken.
 func (s *System) receiveWrite(m Message) string {
-	if s.Mutant != NoEpoch {
+	if s.Mutant != NoWriteEpoch {
 		if m.Epoch < s.Fence {
 			return fmt.Sprintf("refused: epoch %d < fence %d", m.Epoch, s.Fence)
 		}
@@ -526,6 +548,9 @@ func (s *System) Moves() []Move {
 		switch {
 		case n.Using && !s.Wrote[i] && s.authorized(id):
 			moves = append(moves, Move{Kind: MoveWrite, Node: id})
+		case n.Using && !s.Wrote[i] && s.Mutant == NoMayMutate && s.Tokens[i] > 0:
+			// A stale holder of the mutant may write, or leave.
+			moves = append(moves, Move{Kind: MoveWrite, Node: id}, Move{Kind: MoveExit, Node: id})
 		case n.Using:
 			moves = append(moves, Move{Kind: MoveExit, Node: id})
 		case !n.Wants() && s.Left[i] > 0:
@@ -561,7 +586,7 @@ func (s *System) Do(mv Move) (string, error) {
 		s.Wrote[mv.Node] = true
 		e := s.Tokens[mv.Node]
 		carried := e
-		if s.Mutant == NoEpoch {
+		if s.Mutant == NoWriteEpoch {
 			carried = 0
 		}
 		m := Message{Kind: Write, From: mv.Node, Epoch: carried, Tenure: s.Tenures[mv.Node]}

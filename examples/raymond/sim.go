@@ -1,6 +1,7 @@
 package raymond
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 )
@@ -46,6 +47,15 @@ type Sim struct {
 	// delays: a node leaves its critical section only when no message is in
 	// flight.
 	LongCritical bool
+	// Rules is the transition function the nodes run; nil means Step. Tests
+	// set it to a mutant of Step to show that a check can fail.
+	Rules func(Node, Event) (Node, []Message, error)
+	// Waited[i] counts the critical-section entries of other nodes since
+	// node i last asked for the privilege (reset when it asks); MaxWaited[i]
+	// is the largest value it had when node i entered. They measure
+	// fairness: how often a waiting node is overtaken.
+	// EnteredBy[i] counts node i's own entries.
+	Waited, MaxWaited, EnteredBy []int
 
 	nemesis Nemesis
 	rng     *rand.Rand
@@ -55,12 +65,15 @@ type Sim struct {
 // paper's initial state.
 func NewSim(t Tree, holder NodeID, seed uint64, nem Nemesis) *Sim {
 	return &Sim{
-		Tree:    t,
-		Nodes:   Initial(t, holder),
-		Sent:    map[Kind]int{},
-		Left:    make([]int, t.N()),
-		nemesis: nem,
-		rng:     rand.New(rand.NewPCG(seed, 0x7a1e)),
+		Tree:      t,
+		Nodes:     Initial(t, holder),
+		Sent:      map[Kind]int{},
+		Left:      make([]int, t.N()),
+		Waited:    make([]int, t.N()),
+		MaxWaited: make([]int, t.N()),
+		EnteredBy: make([]int, t.N()),
+		nemesis:   nem,
+		rng:       rand.New(rand.NewPCG(seed, 0x7a1e)),
 	}
 }
 
@@ -68,14 +81,28 @@ func NewSim(t Tree, holder NodeID, seed uint64, nem Nemesis) *Sim {
 // flight. It returns Step's error, and an error for a message addressed to a
 // node that is not a neighbour.
 func (s *Sim) Apply(id NodeID, ev Event) error {
-	n, out, err := Step(s.Nodes[id], ev)
+	rules := s.Rules
+	if rules == nil {
+		rules = Step
+	}
+	n, out, err := rules(s.Nodes[id], ev)
 	if err != nil {
 		return err
 	}
 	wasUsing := s.Nodes[id].Using
 	s.Nodes[id] = n
+	if ev.Kind == Want {
+		s.Waited[id] = 0
+	}
 	if n.Using && !wasUsing {
 		s.Entries++
+		s.EnteredBy[id]++
+		s.MaxWaited[id] = max(s.MaxWaited[id], s.Waited[id])
+		for i := range s.Waited {
+			if NodeID(i) != id {
+				s.Waited[i]++
+			}
+		}
 	}
 	for _, m := range out {
 		if !s.Tree.Adjacent(m.From, m.To) {
@@ -242,12 +269,32 @@ func IsolatedCosts(tr Tree, t NodeID, us []NodeID) ([]int, error) {
 	return costs, nil
 }
 
+// ErrStepBound is returned by HeavyLoad when the run takes more steps than
+// its bound (heavyLoadSteps) without reaching the entries asked for.
+var ErrStepBound = errors.New("raymond: step bound reached under heavy load")
+
+// heavyLoadSteps bounds the steps of a saturated run of entries entries on
+// tr. Under saturation each entry takes one Exit, one Want and the messages
+// that move the privilege and its requests; with critical sections long
+// compared with message delays (Sim.LongCritical) the privilege crosses at
+// most the tree's diameter on each hop, with one REQUEST per edge crossed,
+// so 2·diameter+2 steps per entry suffice. The bound allows four times that,
+// plus the warm-up round of N entries.
+func heavyLoadSteps(tr Tree, entries int) int {
+	return 4 * (2*tr.Diameter() + 2) * (entries + tr.N())
+}
+
 // HeavyLoad runs the tree with every node always requesting (a node asks
 // again the moment it leaves its critical section) until entries critical-
 // section entries have happened, and returns the messages sent per entry.
-// The paper's figure for saturated demand is about four.
+// The paper's figure for saturated demand is about four. It returns
+// ErrStepBound if the entries do not happen within heavyLoadSteps steps.
 func HeavyLoad(tr Tree, holder NodeID, seed uint64, entries int) (float64, error) {
-	s := NewSim(tr, holder, seed, Nemesis{})
+	return heavyLoad(NewSim(tr, holder, seed, Nemesis{}), entries)
+}
+
+func heavyLoad(s *Sim, entries int) (float64, error) {
+	tr := s.Tree
 	s.Saturate = true
 	s.LongCritical = true
 	for i := range s.Nodes {
@@ -255,16 +302,27 @@ func HeavyLoad(tr Tree, holder NodeID, seed uint64, entries int) (float64, error
 			return 0, err
 		}
 	}
+	bound := heavyLoadSteps(tr, entries)
+	next := func() (bool, error) {
+		if s.Steps >= bound {
+			return false, fmt.Errorf("%w: %d steps, %d entries on %s", ErrStepBound, s.Steps, s.Entries, tr.Name)
+		}
+		return s.Next()
+	}
 	// Count from a warm start: the first round of requests climbing the tree
 	// is a start-up cost, not the steady state.
 	for s.Entries < tr.N() {
-		if _, err := s.Next(); err != nil {
+		ok, err := next()
+		if err != nil {
 			return 0, err
+		}
+		if !ok {
+			return 0, fmt.Errorf("raymond: deadlock under heavy load after %d entries", s.Entries)
 		}
 	}
 	e0, m0 := s.Entries, s.Messages()
 	for s.Entries-e0 < entries {
-		ok, err := s.Next()
+		ok, err := next()
 		if err != nil {
 			return 0, err
 		}

@@ -21,7 +21,9 @@ import (
 //
 //	[book]         title, authors, description, language, src
 //	[output.html]  site-url, git-repository-url, edit-url-template
-//	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s")
+//	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s"),
+//	               strict-console (every console block is a transcript)
+//	               figure-timeout (longest time one figure may take to draw)
 type Config struct {
 	Title       string
 	Authors     []string
@@ -50,6 +52,15 @@ type Config struct {
 	// absolute, leaves the root or is named twice is an error at that line.
 	AlsoBuild     []string
 	AlsoBuildLine int
+	// StrictConsole is [bookgen] strict-console: every console block not
+	// marked "ignore" is a transcript, and one bookgen cannot run (a
+	// command other than go run or go test, text before the first "$"
+	// line, no go.mod) is an error. Unset, such a block is shown as it is.
+	StrictConsole bool
+	// FigureTimeout bounds the time one figure (a d2 or goat block) may
+	// take to draw, in Go duration syntax (DefaultFigureTimeout when
+	// unset): past it the build fails at the block's line.
+	FigureTimeout string
 	// Input404 is [output.html] input-404: the book file that is the 404
 	// page's content ("404.md" when unset, as in mdBook).
 	Input404 string

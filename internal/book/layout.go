@@ -89,7 +89,7 @@ func LocateIn(root, dir string) (l Layout, confFile, src string, cfg *Config, er
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(confFile)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		cfg = &Config{Language: "en", Timeout: DefaultTimeout}
+		cfg = &Config{Language: "en", Timeout: DefaultTimeout, FigureTimeout: DefaultFigureTimeout}
 	case err != nil:
 		return l, confFile, "", nil, diag.Errorf(confFile, 0, "%v", err)
 	default:

@@ -26,6 +26,11 @@ const ConfigFile = "book/book.toml"
 // DefaultTimeout is Config.Timeout when book.toml does not set one.
 const DefaultTimeout = "60s"
 
+// DefaultFigureTimeout is Config.FigureTimeout when book.toml does not set
+// one: far above what a readable diagram takes (the book's largest d2
+// figure draws in under a second), far below a layout that never ends.
+const DefaultFigureTimeout = "60s"
+
 // Load reads the book at root: book.toml, SUMMARY.md and every chapter
 // file they list, laid out as bookgen lays them out (root/book/book.toml,
 // chapters in root/book/ or [book] src relative to it) or as mdBook does
@@ -281,13 +286,15 @@ type tomlFile struct {
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
-		Timeout   string   `toml:"timeout"`
-		AlsoBuild []string `toml:"also-build"`
+		Timeout       string   `toml:"timeout"`
+		StrictConsole bool     `toml:"strict-console"`
+		FigureTimeout string   `toml:"figure-timeout"`
+		AlsoBuild     []string `toml:"also-build"`
 	} `toml:"bookgen"`
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, also-build"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, also-build"
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -353,6 +360,8 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		Repository:      f.Output.HTML.GitRepository,
 		EditURLTemplate: f.Output.HTML.EditURLTemplate,
 		Timeout:         f.Bookgen.Timeout,
+		StrictConsole:   f.Bookgen.StrictConsole,
+		FigureTimeout:   f.Bookgen.FigureTimeout,
 		SitePath:        "/",
 		HideLines:       f.Output.HTML.Code.HideLines,
 		Input404:        f.Output.HTML.Input404,
@@ -386,6 +395,11 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		c.Timeout = DefaultTimeout
 	} else if d, err := time.ParseDuration(c.Timeout); err != nil || d <= 0 {
 		return nil, diag.Errorf(file, keyLine(src, "timeout"), "timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.Timeout)
+	}
+	if c.FigureTimeout == "" {
+		c.FigureTimeout = DefaultFigureTimeout
+	} else if d, err := time.ParseDuration(c.FigureTimeout); err != nil || d <= 0 {
+		return nil, diag.Errorf(file, keyLine(src, "figure-timeout"), "figure-timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.FigureTimeout)
 	}
 	if c.Repository != "" {
 		p, err := url.Parse(c.Repository)

@@ -162,7 +162,7 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := site.CheckOutput(opt.Root, res.Out); err != nil {
 		return res, err
 	}
-	b, docs, rep, err := check(ctx, opt)
+	b, docs, nfDoc, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
 	if b != nil {
 		res.Warnings = append(res.Warnings, b.Config.Warnings...)
@@ -175,10 +175,11 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	}
 	var claims []verify.Claim
 	var programs []verify.Program
+	var verdicts []verify.BlockVerdict
 	if rep != nil {
-		claims, programs = rep.Claims, rep.Programs
+		claims, programs, verdicts = rep.Claims, rep.Programs, rep.Blocks
 	}
-	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, programs, figureCache(opt, b.Root))
+	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, programs, verdicts, figureCache(ctx, opt, b))
 	if err != nil {
 		return res, err
 	}
@@ -194,17 +195,11 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err := stage(ctx, "write"); err != nil {
 		return res, err
 	}
-	var notFound *render.Page
-	if b.NotFound != nil {
-		// mdBook's src/404.md: rendered like a chapter (links and
-		// includes checked), written as 404.html.
-		d, err := expand.ExpandContext(ctx, b, b.NotFound)
-		if err != nil {
-			return res, err
-		}
-		if notFound, err = render.New(b).Render(d); err != nil {
-			return res, err
-		}
+	notFound, err := renderNotFound(b, nfDoc, verdicts)
+	if err != nil {
+		return res, err
+	}
+	if notFound != nil {
 		res.Warnings = append(res.Warnings, notFound.Warnings...)
 	}
 	w, err := site.WriteContext(ctx, b, pages, res.Out, site.Options{ServedAtRoot: opt.ServedAtRoot, Incremental: opt.Incremental, NotFound: notFound})
@@ -237,12 +232,15 @@ func stage(ctx context.Context, name string) error {
 func Test(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
-	b, docs, rep, err := check(ctx, opt)
+	b, docs, nfDoc, rep, err := check(ctx, opt)
 	res.Book, res.Report = b, rep
 	if err == nil {
 		// Render too, dropping the pages, so that a figure that does
 		// not draw or a broken link fails test as it fails build.
-		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, figureCache(opt, b.Root))
+		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, rep.Blocks, figureCache(ctx, opt, b))
+	}
+	if err == nil {
+		_, err = renderNotFound(b, nfDoc, rep.Blocks)
 	}
 	res.Elapsed = time.Since(start)
 	return res, err
@@ -250,43 +248,79 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 
 // figureCache returns the cache of drawn figures, kept between builds
 // beside verify's results: .bookgen-cache/figures/ (or CacheDir/figures/).
-func figureCache(opt Options, root string) *render.FigureCache {
+// A drawing is abandoned when ctx is done or when it takes longer than
+// book.toml's [bookgen] figure-timeout, and a slow one is reported to
+// opt.Verify.Progress as it runs.
+func figureCache(ctx context.Context, opt Options, b *book.Book) *render.FigureCache {
 	dir := opt.Verify.CacheDir
 	if dir == "" {
-		dir = filepath.Join(root, ".bookgen-cache")
+		dir = filepath.Join(b.Root, ".bookgen-cache")
 	}
-	return &render.FigureCache{Dir: filepath.Join(dir, "figures")}
+	budget, _ := time.ParseDuration(b.Config.FigureTimeout)
+	return &render.FigureCache{Dir: filepath.Join(dir, "figures"), Context: ctx, Budget: budget, Progress: opt.Verify.Progress}
 }
 
 // check runs the first three stages.
-func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *verify.Report, error) {
+func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand.Doc, *verify.Report, error) {
 	b, err := opt.Loads.LoadDir(opt.Root, opt.Book)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// Fail fast: a book the site stage will refuse (no chapters, a chapter
 	// named print.md) is refused before any example is verified.
 	if err := site.CheckBook(b); err != nil {
-		return b, nil, nil, err
+		return b, nil, nil, nil, err
 	}
-	docs, err := opt.Expands.AllContext(ctx, b)
+	docs, nf, err := expandAll(ctx, opt, b)
 	if err != nil {
-		return b, nil, nil, err
+		return b, nil, nil, nil, err
 	}
-	rep, err := verify.Verify(ctx, b, docs, opt.Verify)
+	// mdBook's src/404.md is verified with the chapters: nothing reaches
+	// a page that verification did not see.
+	all := docs
+	if nf != nil {
+		all = append(docs[:len(docs):len(docs)], nf)
+	}
+	rep, err := verify.Verify(ctx, b, all, opt.Verify)
 	if err != nil {
-		return b, docs, rep, err
+		return b, docs, nf, rep, err
 	}
 	if opt.Verify.Bless {
 		// Blessing may have rewritten chapters: render what is now on disk.
 		if b, err = opt.Loads.LoadDir(opt.Root, opt.Book); err != nil {
-			return nil, nil, rep, err
+			return nil, nil, nil, rep, err
 		}
-		if docs, err = opt.Expands.AllContext(ctx, b); err != nil {
-			return b, nil, rep, err
+		if docs, nf, err = expandAll(ctx, opt, b); err != nil {
+			return b, nil, nil, rep, err
 		}
 	}
-	return b, docs, rep, nil
+	return b, docs, nf, rep, nil
+}
+
+// expandAll expands the book's chapters and, when the book has one, its
+// 404 page (book.Book.NotFound, nil otherwise).
+func expandAll(ctx context.Context, opt Options, b *book.Book) ([]*expand.Doc, *expand.Doc, error) {
+	docs, err := opt.Expands.AllContext(ctx, b)
+	if err != nil || b.NotFound == nil {
+		return docs, nil, err
+	}
+	nf, err := expand.ExpandContext(ctx, b, b.NotFound)
+	if err != nil {
+		return nil, nil, err
+	}
+	return docs, nf, nil
+}
+
+// renderNotFound renders mdBook's src/404.md (nf; nil when the book has
+// none) like a chapter, links and includes checked, with the verdicts
+// verification gave its blocks, for site to write as 404.html.
+func renderNotFound(b *book.Book, nf *expand.Doc, verdicts []verify.BlockVerdict) (*render.Page, error) {
+	if nf == nil {
+		return nil, nil
+	}
+	r := render.New(b)
+	r.SetVerdicts(verdicts)
+	return r.Render(nf)
 }
 
 // ErrNoRoot is returned by FindRoot when no folder up from the start holds
@@ -361,7 +395,7 @@ func PrintError(w io.Writer, err error) {
 // has a Renderer of its own (a Renderer serves one goroutine); they share
 // the caches (figures is safe for concurrent use). Errors are returned in
 // chapter order.
-func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, programs []verify.Program, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
+func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, programs []verify.Program, verdicts []verify.BlockVerdict, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
 	pages = make([]*render.Page, len(docs))
 	errs := make([]error, len(docs))
 	workers := min(runtime.GOMAXPROCS(0), len(docs))
@@ -376,6 +410,7 @@ func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *ren
 			r.Cache = cache
 			r.SetClaims(claims)
 			r.SetPrograms(programs)
+			r.SetVerdicts(verdicts)
 			r.Figures = figures
 			for {
 				i := int(next.Add(1) - 1)

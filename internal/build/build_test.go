@@ -444,12 +444,57 @@ func TestMdBookTranscriptWithoutGoMod(t *testing.T) {
 	if _, err := Build(t.Context(), opt); err != nil {
 		t.Fatalf("Build: %v", err)
 	}
+	// A console block is a transcript only in a book with a go.mod: without
+	// one it is shown as it is...
 	writeFiles(t, root, map[string]string{"src/b/b.md": "# B\n\nRun it:\n\n```console\n$ go run ./examples/hello\nhello\n```\n"})
-	_, err := Build(t.Context(), opt)
-	if err == nil || !strings.HasPrefix(err.Error(), "src/b/b.md:6: $ go run ./examples/hello: a transcript's commands run in a Go module, but there is no go.mod in "+root+" or above") {
-		t.Fatalf("Build: %v; want the transcript refused at src/b/b.md:6 for want of go.mod", err)
+	if _, err := Build(t.Context(), opt); err != nil {
+		t.Fatalf("Build: %v; want the console block of a book without go.mod shown as it is", err)
+	}
+	// ...unless the author opts it in, or the book asks for strictness.
+	for _, files := range []map[string]string{
+		{"src/b/b.md": "# B\n\nRun it:\n\n```console transcript\n$ go run ./examples/hello\nhello\n```\n"},
+		{"book.toml": "[book]\ntitle = \"X\"\n\n[bookgen]\nstrict-console = true\n", "src/b/b.md": "# B\n\nRun it:\n\n```console\n$ go run ./examples/hello\nhello\n```\n"},
+	} {
+		writeFiles(t, root, files)
+		_, err := Build(t.Context(), opt)
+		if err == nil || !strings.HasPrefix(err.Error(), "src/b/b.md:6: $ go run ./examples/hello: a transcript's commands run in a Go module, but there is no go.mod in "+root+" or above") {
+			t.Fatalf("Build: %v; want the transcript refused at src/b/b.md:6 for want of go.mod", err)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(root, "site", "b", "b.html")); err != nil {
 		t.Errorf("the last good site is gone: %v", err)
+	}
+}
+
+// TestNotFoundPageIsVerified checks that mdBook's src/404.md goes through
+// verification with the chapters: a Go fragment on it is checked and
+// shown (it was refused as "shown but never checked" when the page was
+// rendered on its own), and a transcript on it fails at its line in
+// src/404.md, without starting a go process.
+func TestNotFoundPageIsVerified(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"book.toml":      "[book]\ntitle = \"X\"\n",
+		"src/SUMMARY.md": "- [A](a.md)\n",
+		"src/a.md":       "# A\n",
+		"src/404.md":     "# Lost\n\n```go\nx := 1\n```\n",
+	})
+	opt := Options{Root: root}
+	opt.Verify.CacheDir = t.TempDir()
+	opt.Verify.GoCmd = filepath.Join(t.TempDir(), "no-go")
+	res, err := Build(t.Context(), opt)
+	if err != nil {
+		t.Fatalf("Build: %v; want the 404 page's fragment checked and shown", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(res.Out, "404.html")); err != nil || !strings.Contains(string(data), "x") || !strings.Contains(string(data), "code-block") {
+		t.Errorf("404.html lacks the code block (%v)", err)
+	}
+	writeFiles(t, root, map[string]string{"src/404.md": "# Lost\n\n```go\nx := \n```\n"})
+	if _, err := Build(t.Context(), opt); err == nil || !strings.Contains(err.Error(), "src/404.md:") {
+		t.Errorf("Build: %v; want the broken fragment reported in src/404.md", err)
+	}
+	writeFiles(t, root, map[string]string{"src/404.md": "# Lost\n\n```console transcript\n$ go run ./examples/hello\nhello\n```\n"})
+	if _, err := Test(t.Context(), opt); err == nil || !strings.HasPrefix(err.Error(), "src/404.md:4: $ go run ./examples/hello") {
+		t.Errorf("Test: %v; want the 404 page's transcript checked at src/404.md:4", err)
 	}
 }

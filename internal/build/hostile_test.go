@@ -3,11 +3,18 @@ package build
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // buildRepo builds the repository of files (see writeRepo) into a
@@ -251,4 +258,189 @@ func realPath(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestStaleStagingFoldersRemoved checks that a build removes the staging
+// folders a killed build left beside its output (".site.new-N" holding the
+// id of a process that has ended, ".site.new-N.old" holding a previous
+// site) and leaves alone what is not recognisably its own: a folder a
+// running process is writing, one without a bookgen marker, one whose name
+// only looks alike.
+func TestStaleStagingFoldersRemoved(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":      "# Ch\n",
+	})
+	parent := t.TempDir()
+	opt := Options{Root: root, Out: filepath.Join(parent, "site")}
+	opt.Verify.CacheDir = t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPid := strconv.Itoa(dead.Process.Pid)
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	dirs := map[string]map[string]string{
+		".site.new-111":     {".bookgen-staging": deadPid + "\n", "ch.html": "half"},
+		".site.new-222.old": {".bookgen-site": "", "ch.html": "old"},
+		".site.new-333":     {".bookgen-staging": strconv.Itoa(live.Process.Pid) + "\n"},
+		".site.new-444":     {"notes.txt": "mine"},
+		".site.new-x":       {".bookgen-staging": deadPid + "\n"},
+		".other.new-555":    {".bookgen-staging": deadPid + "\n"},
+	}
+	for d, fs := range dirs {
+		for n, c := range fs {
+			if err := os.MkdirAll(filepath.Join(parent, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(parent, d, n), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := Build(t.Context(), opt); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{".other.new-555", ".site.new-333", ".site.new-444", ".site.new-x", "site"}
+	if !slices.Equal(left, want) {
+		t.Errorf("beside the output after the build: %v, want %v", left, want)
+	}
+	if _, err := os.Stat(filepath.Join(opt.OutDir(), ".bookgen-staging")); err == nil {
+		t.Error("the staging marker reached the site")
+	}
+}
+
+// TestNothingOutlivesACheck builds a book whose transcript runs a program
+// that daemonises (starts sleep in a session of its own and exits without
+// waiting for it) and one that looks for a terminal: after the build the
+// daemon no longer runs, and the check ran in a session of its own, with
+// no controlling terminal, so that opening /dev/tty fails at once.
+func TestNothingOutlivesACheck(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md": "# Ch\n\n```console\n$ go run ./examples/daemon\nstarted\n```\n\n" +
+			"```console\n$ go run ./examples/tty\nown session: true\n/dev/tty: no such device or address\n```\n",
+		"examples/daemon/main.go": `package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+)
+
+func main() {
+	cmd := exec.Command("sleep", "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile("daemon.pid", []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		panic(err)
+	}
+	fmt.Println("started")
+}
+`,
+		"examples/tty/main.go": `package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+func main() {
+	sid, _, _ := syscall.RawSyscall(syscall.SYS_GETSID, 0, 0, 0)
+	fmt.Println("own session:", int(sid) == syscall.Getpgrp())
+	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		fmt.Println("/dev/tty:", err)
+		return
+	}
+	f.Close()
+	fmt.Println("/dev/tty: opened")
+}
+`,
+	})
+	_, err := buildRoot(t, root)
+	data, rerr := os.ReadFile(filepath.Join(root, "daemon.pid"))
+	if rerr != nil {
+		t.Fatalf("the daemon did not start (%v); build: %v", rerr, err)
+	}
+	pid, _ := strconv.Atoi(string(data))
+	if kerr := syscall.Kill(pid, 0); kerr == nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the daemon (pid %d) outlived the build", pid)
+	}
+	if err != nil {
+		t.Errorf("build: %v", err)
+	}
+}
+
+// slowD2 is a d2 diagram dagre takes seconds to lay out (see
+// render.TestFigureBudget): a chain of n nodes and 2n labelled
+// connections between pairs picked by a fixed sequence.
+func slowD2(n int) string {
+	var b strings.Builder
+	for i := 0; i+1 < n; i++ {
+		fmt.Fprintf(&b, "n%d -> n%d\n", i, i+1)
+	}
+	x := uint32(1)
+	for i := 0; i < 2*n; i++ {
+		x = x*1664525 + 1013904223
+		a := int(x>>8) % n
+		x = x*1664525 + 1013904223
+		c := int(x>>8) % n
+		fmt.Fprintf(&b, "n%d -> n%d: edge %d\n", a, c, i)
+	}
+	return b.String()
+}
+
+// TestFigureBudgetFromBookToml checks that book.toml's [bookgen]
+// figure-timeout bounds one figure's drawing: a diagram that takes longer
+// fails the build at its fence's line, naming the budget, and while it
+// runs the build's progress names the figure.
+func TestFigureBudgetFromBookToml(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":      "# Ch\n\n```d2\n" + slowD2(20) + "```\n",
+	})
+	if err := os.WriteFile(filepath.Join(root, "book", "book.toml"), []byte("[book]\ntitle = \"X\"\n\n[bookgen]\nfigure-timeout = \"1500ms\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
+	opt.Verify.CacheDir = t.TempDir()
+	var mu sync.Mutex
+	var running []string
+	opt.Verify.Progress = func(p verify.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Total == 0 && len(p.Running) > 0 {
+			running = append(running, ProgressText(p, p.Since[0]))
+		}
+	}
+	_, err := Build(t.Context(), opt)
+	if err == nil || !strings.HasPrefix(err.Error(), "book/ch.md:3: ```d2 figure: drawing the figure took longer than its budget of 1.5s ([bookgen] figure-timeout in book.toml)") {
+		t.Fatalf("err = %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(running) == 0 || running[0] != "drawing d2 figure at book/ch.md:3 (0s)" {
+		t.Errorf("progress while drawing: %q", running)
+	}
 }

@@ -14,6 +14,14 @@ import (
 // "building" page: "12 of 64 checks done; running go test
 // ./examples/stream/node (8s) and 1 more". now dates the running checks.
 func ProgressText(p verify.Progress, now time.Time) string {
+	if p.Total == 0 {
+		// Not a verification: a figure being drawn ("drawing d2 figure at
+		// book/ch.md:12 (8s)").
+		if len(p.Running) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("drawing %s (%s)", p.Running[0], roundSeconds(now.Sub(p.Since[0])))
+	}
 	s := fmt.Sprintf("%d of %d %s done", p.Done, p.Total, plural(p.Total, "check", "checks"))
 	if len(p.Running) > 0 {
 		s += fmt.Sprintf("; running %s (%s)", p.Running[0], roundSeconds(now.Sub(p.Since[0])))
@@ -111,7 +119,11 @@ func (l *ProgressLine) redraw(t *time.Ticker, stop chan struct{}) {
 }
 
 func (l *ProgressLine) drawLocked() {
-	if !l.have || l.last.Total == 0 {
+	if !l.have || l.last.Total == 0 && len(l.last.Running) == 0 {
+		if l.shown {
+			fmt.Fprint(l.w, "\r\x1b[K")
+			l.shown = false
+		}
 		return
 	}
 	line := "bookgen: " + ProgressText(l.last, l.now())

@@ -60,6 +60,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -462,11 +463,20 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 			return nil, false
 		}
 	}
-	data, err := os.ReadFile(abs)
+	// The size is known before the file is read: a file larger than a
+	// whole chapter may be is refused without holding it in memory (a
+	// 1 GB include would otherwise be read whole before the limit below).
+	if fi.Size() > MaxExpandedBytes {
+		x.stopped = true
+		x.fail(at, chain, "included file %s is %s, more than the %d MiB a chapter may hold with its includes", rel, sizeText(fi.Size()), MaxExpandedBytes>>20)
+		return nil, false
+	}
+	data, err := readAtMost(abs, MaxExpandedBytes)
 	if err != nil {
 		x.fail(at, chain, "included file %s: %v", rel, err)
 		return nil, false
 	}
+	seen := x.deps[rel]
 	x.deps[rel] = true
 	if x.read != nil {
 		if old, ok := x.read[rel]; ok && (old.real != real || old.data != string(data)) {
@@ -501,7 +511,11 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 	}
 	if x.size > MaxExpandedBytes {
 		x.stopped = true
-		x.fail(at, chain, "the chapter's includes add up to more than %d MiB; do included files include each other many times over?", MaxExpandedBytes>>20)
+		if seen {
+			x.fail(at, chain, "the chapter's includes add up to more than %d MiB; do included files include each other many times over?", MaxExpandedBytes>>20)
+		} else {
+			x.fail(at, chain, "the chapter's includes add up to more than %d MiB with %s (%s)", MaxExpandedBytes>>20, rel, sizeText(fi.Size()))
+		}
 		return nil, false
 	}
 	if d.Kind == "playground" {
@@ -529,6 +543,38 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 	n := len(x.errs)
 	out := x.lines(sel, path.Dir(rel), depth+1, append(chain[:len(chain):len(chain)], at))
 	return out, len(x.errs) == n
+}
+
+// readAtMost reads the file at p, refusing one that holds more than max
+// bytes: the limit holds even for a file that grew after it was stat'ed
+// (read through an io.LimitReader, never whole).
+func readAtMost(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("more than the %d MiB a chapter may hold with its includes", max>>20)
+	}
+	return data, nil
+}
+
+// sizeText writes n bytes for a reader: "1.5 GiB", "20.0 MiB", "512 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // invalidUTF8Line returns the 1-based line of the first byte of data that

@@ -5,16 +5,8 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
-)
 
-// mdParser parses included Markdown files on their own, to find a fenced
-// code block they leave open. Block structure (CommonMark) does not depend
-// on goldmark's extensions, so its default block parsers are enough.
-var mdParser = parser.NewParser(
-	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-	parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // unclosedFence returns the origin of the opening line of a fenced code
@@ -32,7 +24,7 @@ func unclosedFence(sel []line) (Origin, bool) {
 		texts[i] = l.text
 	}
 	src := []byte(strings.Join(texts, "\n") + "\n")
-	doc := mdParser.Parse(text.NewReader(src))
+	doc := markdown.Parse(src) // the blocks as verify and render see them
 	var found Origin
 	ok := false
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {

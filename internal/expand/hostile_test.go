@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -112,5 +115,44 @@ func TestUnclosedFenceInIncludedMarkdown(t *testing.T) {
 				t.Fatalf("err = %v, want %q included from book/ch.md:3", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestHugeIncludeRefusedBeforeReading checks that an included file larger
+// than MaxExpandedBytes (a sparse 1 GiB file) is refused from its size,
+// without being read: the error names the file, its size and the limit,
+// does not suggest that files include each other, and the expansion
+// allocates a small part of the file's size.
+func TestHugeIncludeRefusedBeforeReading(t *testing.T) {
+	b, ch := bookWith(t, "# Ch\n\n{{#include big.txt}}\n", map[string]string{"book/big.txt": "x"})
+	if err := os.Truncate(filepath.Join(b.Dir, "big.txt"), 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Expand(b, ch)
+	runtime.ReadMemStats(&after)
+	want := fmt.Sprintf("book/ch.md:3: included file book/big.txt is 1.0 GiB, more than the %d MiB a chapter may hold with its includes", MaxExpandedBytes>>20)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if strings.Contains(err.Error(), "each other") {
+		t.Errorf("err = %v suggests an include cycle for one large file", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("expansion allocated %d MiB for a refused file", alloc>>20)
+	}
+}
+
+// TestIncludeCrossingTheLimitOnce checks that one include that brings a
+// chapter past MaxExpandedBytes (a file just under the limit, included
+// after some text of its own) is named with its size, without the hint
+// about files including each other that fits repeated includes.
+func TestIncludeCrossingTheLimitOnce(t *testing.T) {
+	big := strings.Repeat(strings.Repeat("x", 1023)+"\n", MaxExpandedBytes>>10-1)
+	b, ch := bookWith(t, "# Ch\n\n{{#include a.txt}}\n{{#include big.txt}}\n", map[string]string{"book/big.txt": big, "book/a.txt": strings.Repeat("y\n", 2048)})
+	_, err := Expand(b, ch)
+	if err == nil || !strings.Contains(err.Error(), "book/ch.md:4: the chapter's includes add up to more than 16 MiB with book/big.txt (16.0 MiB)") || strings.Contains(err.Error(), "each other") {
+		t.Fatalf("err = %v", err)
 	}
 }

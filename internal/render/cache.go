@@ -89,6 +89,7 @@ func (r *Renderer) cacheKey(d *expand.Doc) string {
 	h.Write(r.bookKey[:])
 	r.claimsKey(h, d)
 	r.programsKey(h)
+	r.verdictsKey(h, d)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 	"github.com/ownership-book/ownership/internal/verify"
 )
 
@@ -30,7 +31,7 @@ type claimIndex struct {
 // SetClaims gives the renderer the claims of the verification that
 // precedes it (verify.Report.Claims). A claim link whose check passed is
 // rendered as a link to the function's lines in the repository, with the
-// id verify.ClaimID gives it and a badge saying it passed in this build;
+// id markdown.ClaimID gives it and a badge saying it passed in this build;
 // without SetClaims, or for a check that did not pass, the link is an
 // ordinary link to the file.
 func (r *Renderer) SetClaims(claims []verify.Claim) {
@@ -61,7 +62,7 @@ func (r *Renderer) claimsKey(h hash.Hash, d *expand.Doc) {
 // chapter's author wrote, in the order verify counts them). count holds
 // the page's links per function so far.
 func (r *Renderer) markClaim(chPath string, n *ast.Link, generated bool, count map[string]int) {
-	file, fn, ok := verify.ClaimTarget(r.book.RepoPath(chPath), string(n.Destination))
+	file, fn, ok := markdown.ClaimTarget(r.book.RepoPath(chPath), string(n.Destination))
 	if !ok {
 		return
 	}
@@ -79,7 +80,7 @@ func (r *Renderer) markClaim(chPath string, n *ast.Link, generated bool, count m
 	n.Destination = []byte(fmt.Sprintf("%s#L%d-L%d", dest, c.StartLine, c.EndLine))
 	n.SetAttributeString("class", []byte("check"))
 	if !generated {
-		n.SetAttributeString("id", []byte(verify.ClaimID(fn, count[fn])))
+		n.SetAttributeString("id", []byte(markdown.ClaimID(fn, count[fn])))
 	}
 	note := "passed in this build: " + c.Command()
 	if t := strings.TrimSpace(string(n.Title)); t != "" {
@@ -128,7 +129,7 @@ func (r *Renderer) withChecksTable(d *expand.Doc) (*expand.Doc, map[int]bool) {
 		return d, nil
 	}
 	inCode := map[int]bool{}
-	for _, b := range verify.FindBlocks(d.Markdown) {
+	for _, b := range markdown.FindBlocks(d.Markdown) {
 		inCode[b.Line] = true
 		for _, n := range b.LineNos {
 			inCode[n] = true

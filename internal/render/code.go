@@ -17,6 +17,8 @@ import (
 	"github.com/yuin/goldmark/renderer"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // LightStyle and DarkStyle name the chroma styles of code in the light and
@@ -30,9 +32,17 @@ const (
 // "ignore": bookgen neither compiles nor parses it.
 const IgnoreNote = "not compiled by bookgen"
 
+// IgnoreRunNote is the note shown above a console block marked "ignore":
+// bookgen does not run its commands.
+const IgnoreRunNote = "not run by bookgen"
+
 // nodeRenderer renders headings (with a permalink) and code blocks (with
 // chroma), overriding goldmark's HTML renderer for those kinds.
-type nodeRenderer struct{}
+type nodeRenderer struct {
+	// emitted, when set (by tests), is called with every fenced block
+	// written.
+	emitted func(n *ast.FencedCodeBlock, src []byte)
+}
 
 func (nr *nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindHeading, nr.heading)
@@ -68,11 +78,20 @@ func (nr *nodeRenderer) fenced(w util.BufWriter, src []byte, node ast.Node, ente
 		return ast.WalkContinue, nil
 	}
 	n := node.(*ast.FencedCodeBlock)
+	if attrString(n, attrVerdict) == "" {
+		return ast.WalkStop, errNoVerdict
+	}
+	if nr.emitted != nil {
+		nr.emitted(n, src)
+	}
 	info := ""
 	if n.Info != nil {
 		info = string(n.Info.Segment.Value(src))
 	}
 	ci := parseInfo(info)
+	if attrString(n, attrVerdict) == string(verify.Ignored) {
+		ci.Ignore = true
+	}
 	if fig := figureOf(n); fig != nil {
 		writeFigure(w, n, ci.Lang, fig)
 		return ast.WalkSkipChildren, nil
@@ -202,7 +221,11 @@ func writeCode(w util.BufWriter, code string, ci codeInfo) {
 	}
 	_ = w.WriteByte('>')
 	if ci.Ignore {
-		_, _ = w.WriteString(`<p class="code-note">` + IgnoreNote + `</p>`)
+		note := IgnoreNote
+		if ci.Lang == "console" {
+			note = IgnoreRunNote
+		}
+		_, _ = w.WriteString(`<p class="code-note">` + note + `</p>`)
 	}
 	it, err := lexer.Tokenise(nil, code)
 	var buf bytes.Buffer

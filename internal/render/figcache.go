@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"time"
+
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // FigureCache keeps drawn figures by content: the key is a hash of the
@@ -22,6 +26,19 @@ import (
 // concurrent use.
 type FigureCache struct {
 	Dir string
+	// Context, when set, is the build's: a drawing still running when it
+	// is done is abandoned and Draw returns its error (see
+	// DrawFigureWithin).
+	Context context.Context
+	// Budget bounds the time one figure may take to draw (0: no bound);
+	// past it the drawing is abandoned and Draw returns FigureErrors
+	// saying so. bookgen takes it from book.toml ([bookgen]
+	// figure-timeout).
+	Budget time.Duration
+	// Progress, when set, is told about once a second of a drawing that
+	// has run for a second or more: Running names the figure ("d2 figure
+	// at book/ch.md:12"), Since its start, Total is 0.
+	Progress func(verify.Progress)
 
 	mu    sync.Mutex
 	mem   map[string]*Figure
@@ -63,6 +80,12 @@ func (c *FigureCache) Drawn() int {
 // Draw returns the figure of src in language lang (see DrawFigure), from
 // the cache when it has it.
 func (c *FigureCache) Draw(lang, src string) (*Figure, error) {
+	return c.DrawAt("", lang, src)
+}
+
+// DrawAt is Draw for the figure at where ("book/ch.md:12"), the name
+// Progress reports it by; the drawing honours Context and Budget.
+func (c *FigureCache) DrawAt(where, lang, src string) (*Figure, error) {
 	if c == nil {
 		return DrawFigure(lang, src)
 	}
@@ -75,7 +98,20 @@ func (c *FigureCache) Draw(lang, src string) (*Figure, error) {
 	}
 	if fig = c.load(key); fig == nil {
 		var err error
-		fig, err = DrawFigure(lang, src)
+		ctx := c.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		var tick func(time.Duration)
+		if c.Progress != nil && where != "" {
+			start := time.Now()
+			name := lang + " figure at " + where
+			tick = func(time.Duration) {
+				c.Progress(verify.Progress{Running: []string{name}, Since: []time.Time{start}})
+			}
+			defer c.Progress(verify.Progress{})
+		}
+		fig, err = DrawFigureWithin(ctx, c.Budget, tick, lang, src)
 		if err != nil {
 			return nil, err
 		}

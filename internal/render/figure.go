@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing/fstest"
+	"time"
 
 	"github.com/bep/goat"
 	"oss.terrastruct.com/d2/d2graph"
@@ -85,35 +86,114 @@ func (l FigureErrors) Error() string {
 // FigureErrors naming lines of src. The same source always gives the same
 // Figure.
 func DrawFigure(lang, src string) (*Figure, error) {
+	return DrawFigureWithin(context.Background(), 0, nil, lang, src)
+}
+
+// DrawFigureWithin draws like DrawFigure, in a goroutine the caller can
+// abandon: d2's layouts (dagre, elk) run JavaScript to the end and listen
+// to no context, and dagre's time grows steeply with a diagram's
+// connections (a chain of 20, 40 and 60 nodes with labelled edges between
+// random pairs took 1.5, 9.2 and 38.4 s). When ctx is done first,
+// DrawFigureWithin returns ctx.Err() at once; when budget (> 0) passes
+// first, it returns FigureErrors naming the budget (Line 0: the block's
+// fence) and suggesting a smaller diagram or the elk layout. An abandoned
+// drawing runs on to its end in the background and its result is
+// dropped. tick, when set, is called about once a second while the
+// drawing runs, with the time it has taken.
+func DrawFigureWithin(ctx context.Context, budget time.Duration, tick func(time.Duration), lang, src string) (*Figure, error) {
+	var draw func(string) (*Figure, error)
 	switch lang {
 	case FigureD2:
-		return drawD2(src)
+		draw = drawD2
+		// d2 drawings take turns (as when one lock guarded the text
+		// ruler); an abandoned one gives its turn up with the caller.
+		select {
+		case d2turn <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		defer func() { <-d2turn }()
 	case FigureGoat:
-		return drawGoat(src)
+		draw = drawGoat
+	default:
+		return nil, fmt.Errorf("%q is not a figure language (d2, goat)", lang)
 	}
-	return nil, fmt.Errorf("%q is not a figure language (d2, goat)", lang)
+	type result struct {
+		fig *Figure
+		err error
+	}
+	done := make(chan result, 1) // the drawing never blocks on an abandoned send
+	go func() {
+		fig, err := draw(src)
+		done <- result{fig, err}
+	}()
+	var expire <-chan time.Time
+	if budget > 0 {
+		t := time.NewTimer(budget)
+		defer t.Stop()
+		expire = t.C
+	}
+	start := time.Now()
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.fig, r.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-expire:
+			msg := fmt.Sprintf("drawing the figure took longer than its budget of %s ([bookgen] figure-timeout in book.toml)", budget)
+			if lang == FigureD2 {
+				msg += "; d2's default layout (dagre) grows steeply with the number of connections: split the diagram into smaller ones, or ask for the elk layout (vars: {d2-config: {layout-engine: elk}})"
+			}
+			return nil, FigureErrors{{Msg: msg}}
+		case <-ticker.C:
+			if tick != nil {
+				tick(time.Since(start))
+			}
+		}
+	}
 }
 
 // d2 state: the ruler measures text with the fonts d2 embeds (Source Sans
-// Pro); it is costly to make and not safe for concurrent use.
+// Pro); it is costly to make and not safe for concurrent use, so each
+// drawing takes one from d2rulers (or makes one) and gives it back when
+// it ends. d2turn lets one drawing run at a time, but for those abandoned.
 var (
-	d2mu    sync.Mutex
-	d2ruler *textmeasure.Ruler
+	d2mu     sync.Mutex
+	d2rulers []*textmeasure.Ruler
+	d2turn   = make(chan struct{}, 1)
 )
+
+// takeRuler returns a free text ruler, made when none is free.
+func takeRuler() (*textmeasure.Ruler, error) {
+	d2mu.Lock()
+	if n := len(d2rulers); n > 0 {
+		r := d2rulers[n-1]
+		d2rulers = d2rulers[:n-1]
+		d2mu.Unlock()
+		return r, nil
+	}
+	d2mu.Unlock()
+	return textmeasure.NewRuler()
+}
+
+func giveRuler(r *textmeasure.Ruler) {
+	d2mu.Lock()
+	d2rulers = append(d2rulers, r)
+	d2mu.Unlock()
+}
 
 // d2Pad is the margin around a d2 drawing, in pixels.
 const d2Pad = 8
 
 func drawD2(src string) (fig *Figure, err error) {
-	d2mu.Lock()
-	defer d2mu.Unlock()
-	if d2ruler == nil {
-		r, err := textmeasure.NewRuler()
-		if err != nil {
-			return nil, fmt.Errorf("d2: text ruler: %w", err)
-		}
-		d2ruler = r
+	d2ruler, err := takeRuler()
+	if err != nil {
+		return nil, fmt.Errorf("d2: text ruler: %w", err)
 	}
+	defer giveRuler(d2ruler)
 	// d2's layouts run JavaScript (dagre, elk) in goja; a panic there is a
 	// bad diagram, not a crash of bookgen.
 	defer func() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
-	"github.com/ownership-book/ownership/internal/verify"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // Node attributes of a fenced block drawn as a figure (set by
@@ -30,7 +30,7 @@ func (r *Renderer) figure(d *expand.Doc, n *ast.FencedCodeBlock, src []byte, lin
 	if n.Info != nil {
 		info = string(n.Info.Segment.Value(src))
 	}
-	lang, attrs := verify.ParseInfo(info)
+	lang, attrs := markdown.ParseInfo(info)
 	if !IsFigure(lang) {
 		return nil
 	}
@@ -57,7 +57,8 @@ func (r *Renderer) figure(d *expand.Doc, n *ast.FencedCodeBlock, src []byte, lin
 		file, line := at(0)
 		return diag.List{{File: file, Line: line, Msg: fmt.Sprintf("```%s figure is empty", lang)}}
 	}
-	fig, err := r.Figures.Draw(lang, body.String())
+	file, line := at(0)
+	fig, err := r.Figures.DrawAt(fmt.Sprintf("%s:%d", file, line), lang, body.String())
 	if err != nil {
 		var fe FigureErrors
 		if !errors.As(err, &fe) {

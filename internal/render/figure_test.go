@@ -2,7 +2,9 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"oss.terrastruct.com/d2/d2renderers/d2fonts"
 
@@ -334,6 +337,67 @@ func TestFigureRefusesWhatThePageCannotShow(t *testing.T) {
 		_, err := DrawFigure(FigureD2, c.src)
 		if err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%q: err = %v, want one containing %q", c.src, err, c.msg)
+		}
+	}
+}
+
+// slowD2 returns a d2 diagram that dagre lays out slowly: a chain of n
+// nodes plus 2n labelled connections between pairs picked by a fixed
+// linear congruential sequence (no randomness: the same text each time).
+func slowD2(n int) string {
+	var b strings.Builder
+	for i := 0; i+1 < n; i++ {
+		fmt.Fprintf(&b, "n%d -> n%d\n", i, i+1)
+	}
+	x := uint32(1)
+	for i := 0; i < 2*n; i++ {
+		x = x*1664525 + 1013904223
+		a := int(x>>8) % n
+		x = x*1664525 + 1013904223
+		c := int(x>>8) % n
+		fmt.Fprintf(&b, "n%d -> n%d: edge %d\n", a, c, i)
+	}
+	return b.String()
+}
+
+// TestFigureBudget checks that a d2 drawing that takes longer than its
+// budget (a 20-node diagram dagre takes seconds to lay out, against a
+// budget of 300ms) is abandoned with FigureErrors that name the budget,
+// where it is set and what to do (a smaller diagram, or elk), and that
+// the next figure still draws: the abandoned drawing gave up its turn.
+func TestFigureBudget(t *testing.T) {
+	_, err := DrawFigureWithin(t.Context(), 300*time.Millisecond, nil, FigureD2, slowD2(20))
+	var fe FigureErrors
+	if !errors.As(err, &fe) || len(fe) != 1 || fe[0].Line != 0 {
+		t.Fatalf("err = %v, want one FigureError at the fence", err)
+	}
+	for _, want := range []string{"longer than its budget of 300ms", "[bookgen] figure-timeout in book.toml", "smaller ones", "layout-engine: elk"} {
+		if !strings.Contains(fe[0].Msg, want) {
+			t.Errorf("message %q lacks %q", fe[0].Msg, want)
+		}
+	}
+	if _, err := DrawFigure(FigureD2, "a -> b\n"); err != nil {
+		t.Errorf("the next figure: %v", err)
+	}
+}
+
+// TestFigureCancelled checks that a drawing is abandoned when its context
+// is done (Ctrl-C during a slow layout), returning the context's error,
+// and that one waiting for its turn behind it is abandoned too.
+func TestFigureCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := DrawFigureWithin(ctx, 0, nil, FigureD2, slowD2(20))
+			errs <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	for range 2 {
+		if err := <-errs; !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
 		}
 	}
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
@@ -34,7 +33,7 @@ import (
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
-	"github.com/ownership-book/ownership/internal/verify"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // Page is one rendered chapter.
@@ -114,11 +113,13 @@ type Renderer struct {
 
 	book     *book.Book
 	md       goldmark.Markdown
+	nr       *nodeRenderer     // md's writer of code blocks and headings
 	chapters map[string]bool   // book-relative paths of non-draft chapters
 	pages    map[string]string // site path of each chapter's page (book.HTMLPath) to its path
 	probes   map[string]string // what the current render learnt from the file system
 	claims   claimIndex        // see SetClaims
 	programs programIndex      // see SetPrograms
+	verdicts verdictIndex      // see SetVerdicts
 	bookKey  [32]byte          // bookHash of book and chapters, part of every cache key
 }
 
@@ -134,29 +135,11 @@ func New(b *book.Book) *Renderer {
 		}
 	}
 	r.bookKey = bookHash(b, r.chapters)
-	r.md = goldmark.New(
-		goldmark.WithParser(newParser()),
-		goldmark.WithExtensions(
-			// GFM without its table: the table is added below so that a
-			// column's alignment becomes an align attribute (styled by
-			// book.css) instead of style="text-align:...", which the
-			// site's Content-Security-Policy (style-src 'self') blocks.
-			extension.Linkify,
-			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
-			extension.Strikethrough,
-			extension.TaskList,
-			extension.Footnote,
-			extension.Typographer,
-			// Definition lists, heading attributes and admonitions as
-			// mdBook reads them (mdbook.go).
-			mdBookMarkdown{},
-		),
-		goldmark.WithParserOptions(
-			parser.WithAutoHeadingID(),
-		),
+	r.nr = &nodeRenderer{}
+	r.md = markdown.New(
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
-			renderer.WithNodeRenderers(util.Prioritized(&nodeRenderer{}, 100), util.Prioritized(claimRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(r.nr, 100), util.Prioritized(claimRenderer{}, 100)),
 		),
 	)
 	return r
@@ -185,6 +168,7 @@ func (r *Renderer) Render(d *expand.Doc) (*Page, error) {
 func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	d, generated := r.withChecksTable(d)
 	claimCount := map[string]int{}
+	blockIndex := 0 // of the next fenced block, in markdown.FindBlocks's order
 	src := d.Markdown
 	ids := newIDTable()
 	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
@@ -257,9 +241,13 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 				}
 			}
 		case *ast.FencedCodeBlock:
+			if e := r.markVerdict(d, n, blockIndex, src, lines); e != nil {
+				errs = append(errs, e)
+			}
+			blockIndex++
 			r.markSource(d, n, lines)
 			if n.Info != nil {
-				lang, _ := verify.ParseInfo(string(n.Info.Segment.Value(src)))
+				lang, _ := markdown.ParseInfo(string(n.Info.Segment.Value(src)))
 				if p := r.book.Config.HideLines[lang]; p != "" {
 					n.SetAttributeString(attrHidePrefix, []byte(p))
 				}

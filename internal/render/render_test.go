@@ -94,7 +94,7 @@ func TestTitleFallsBackToSummary(t *testing.T) {
 func TestCodeHighlightedWithClassesAndAttributesHidden(t *testing.T) {
 	b := testBook(t)
 	md := "```go hl_lines=2\npackage main\n\nfunc main() {}\n```\n\n```console timeout=2s\n$ go run ./examples/x\nepoch 3\n```\n"
-	pg, err := New(b).Render(doc(b, 1, md))
+	pg, err := renderChecked(b, doc(b, 1, md))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestCodeHighlightedWithClassesAndAttributesHidden(t *testing.T) {
 
 func TestIgnoredBlockIsMarked(t *testing.T) {
 	b := testBook(t)
-	pg, err := New(b).Render(doc(b, 1, "```go ignore\nfunc broken( {\n```\n\n```go\nx := 1\n```\n"))
+	pg, err := renderChecked(b, doc(b, 1, "```go ignore\nfunc broken( {\n```\n\n```go\nx := 1\n```\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestErrorLineComesFromOrigin(t *testing.T) {
 
 func TestSections(t *testing.T) {
 	b := testBook(t)
-	pg, err := New(b).Render(doc(b, 1, "# Title\n\nFirst *para*\nline two.\n\n## Fences {#f}\n\n- item\n\n```go\nx := 1\n```\n"))
+	pg, err := renderChecked(b, doc(b, 1, "# Title\n\nFirst *para*\nline two.\n\n## Fences {#f}\n\n- item\n\n```go\nx := 1\n```\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,12 +304,12 @@ func TestTableAlignmentWithoutInlineStyle(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	b := testBook(t)
 	md := "# A\n\n## B\n\nx[^n]\n\n[^n]: y\n\n```go\npackage p\n```\n\n## B\n"
-	p1, err := New(b).Render(doc(b, 1, md))
+	p1, err := renderChecked(b, doc(b, 1, md))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		p2, err := New(b).Render(doc(b, 1, md))
+		p2, err := renderChecked(b, doc(b, 1, md))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +340,7 @@ func TestParseInfo(t *testing.T) {
 
 func TestCodeBlankEdgesTrimmedAndEntitiesDecoded(t *testing.T) {
 	b := testBook(t)
-	pg, err := New(b).Render(doc(b, 1, "## Chubby's sequencer\n\n```go\n\n\n// Doc.\nvar x = 1\n\n```\n"))
+	pg, err := renderChecked(b, doc(b, 1, "## Chubby's sequencer\n\n```go\n\n\n// Doc.\nvar x = 1\n\n```\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestDedent(t *testing.T) {
 		}
 	}
 	b := testBook(t)
-	pg, err := New(b).Render(doc(b, 1, "```console\n$ go run ./x\n    indented output\n```\n"))
+	pg, err := renderChecked(b, doc(b, 1, "```console\n$ go run ./x\n    indented output\n```\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestBlockFromExamplesGetsSourceAndTryLines(t *testing.T) {
 		d.Origins[i+1] = expand.Origin{File: "examples/stream/demo/main.go", Line: line}
 	}
 	d.Origins[7] = expand.Origin{File: "examples/stream/state.go", Line: 1}
-	pg, err := New(b).Render(d)
+	pg, err := renderChecked(b, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/yuin/goldmark/ast"
 
+	"github.com/ownership-book/ownership/internal/markdown"
 	"github.com/ownership-book/ownership/internal/verify"
 )
 
@@ -84,13 +85,13 @@ func (r *Renderer) markRun(n *ast.FencedCodeBlock, src []byte, pg *Page) {
 		seg := n.Lines().At(i)
 		lines = append(lines, strings.TrimRight(string(seg.Value(src)), "\r\n"))
 	}
-	cmds, err := verify.ParseTranscript(lines)
+	cmds, err := markdown.ParseTranscript(lines)
 	if err != nil {
 		return
 	}
 	var b strings.Builder
 	for _, c := range cmds {
-		pkg, args, ok := verify.RunArgs(c.Text)
+		pkg, args, ok := markdown.RunArgs(c.Text)
 		if !ok {
 			continue
 		}
@@ -133,7 +134,7 @@ func (pg *Page) addFile(f File) {
 // data-args are the transcript's arguments; data-expected its verified
 // output lines ("..." and "[..]" as in the chapter). The flag inputs carry
 // the value the transcript gives (or the default) and data-default.
-func writeRunPanel(b *strings.Builder, c verify.Command, p verify.Program, args []string, many bool) {
+func writeRunPanel(b *strings.Builder, c markdown.Command, p verify.Program, args []string, many bool) {
 	argsJSON, _ := json.Marshal(args)
 	if args == nil {
 		argsJSON = []byte("[]")

@@ -21,6 +21,7 @@ func TestRunPanels(t *testing.T) {
 	b := testBook(t)
 	r := New(b)
 	r.SetPrograms(runPrograms)
+	r.SetVerdicts(checkedAs(doc(b, 1, runChapter)))
 	pg, err := r.Render(doc(b, 1, runChapter))
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ func TestRunPanels(t *testing.T) {
 
 	// Without SetPrograms (bookgen test, or a theme without run.js): the
 	// transcript alone.
-	plain, err := New(b).Render(doc(b, 1, runChapter))
+	plain, err := renderChecked(b, doc(b, 1, runChapter))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +67,7 @@ func TestRunPanelsInCacheKey(t *testing.T) {
 	r.Cache = c
 	r.SetPrograms(runPrograms)
 	d := doc(b, 1, runChapter)
+	r.SetVerdicts(checkedAs(d))
 	if _, err := r.Render(d); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +76,7 @@ func TestRunPanelsInCacheKey(t *testing.T) {
 	r2 := New(b)
 	r2.Cache = c
 	r2.SetPrograms(changed)
+	r2.SetVerdicts(checkedAs(d))
 	pg, err := r2.Render(d)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -76,12 +78,19 @@ func newStaging(ctx context.Context, out string) (*staging, error) {
 	if err := CheckOutputDir(out); err != nil {
 		return nil, err
 	}
+	removeStale(out)
 	parent, base := filepath.Dir(out), filepath.Base(out)
 	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
 	if err != nil {
 		return nil, &OutputError{Out: out, Err: err}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return nil, &OutputError{Out: out, Err: err}
+	}
+	// The owner's process id, so that a later build can tell a folder
+	// left by a killed build from one a running build is writing.
+	if err := os.WriteFile(filepath.Join(tmp, stagingMarker), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		os.RemoveAll(tmp)
 		return nil, &OutputError{Out: out, Err: err}
 	}
@@ -240,6 +249,10 @@ func (s *staging) swap() (err error) {
 		return err // the last moment to give up with out unchanged
 	}
 	out, tmp := s.out, s.dir
+	if err := os.Remove(filepath.Join(tmp, stagingMarker)); err != nil {
+		os.RemoveAll(tmp)
+		return &OutputError{Out: out, Err: err}
+	}
 	swapped := false
 	defer func() {
 		if err != nil && !swapped {
@@ -274,6 +287,63 @@ func (s *staging) swap() (err error) {
 		return fmt.Errorf("site written to %s, but removing the previous one in %s failed: %w", out, old, err)
 	}
 	return nil
+}
+
+// stagingMarker is the file a staging folder holds while it is written:
+// the process id of the build writing it, in decimal. It is removed just
+// before the folder takes the output's place.
+const stagingMarker = ".bookgen-staging"
+
+// staleName matches the folders a build makes beside its output folder
+// out: ".out.new-123456789" (os.MkdirTemp's random digits) while the new
+// site is written, and the same name with ".old" while the previous site
+// is removed after a swap without an atomic exchange.
+func staleName(base, name string) bool {
+	rest, ok := strings.CutPrefix(name, "."+base+".new-")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimSuffix(rest, ".old")
+	if rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// removeStale removes the folders beside out that a killed build left
+// behind (SIGKILL during the write, a power cut), and only those: a
+// folder named as staleName says that holds either stagingMarker naming a
+// process that no longer runs, or Marker without stagingMarker (a previous
+// site moved aside by a swap, or a site whose swap was cut short). A folder
+// a running build (bookgen serve beside bookgen build) is writing, a
+// folder of the same name that bookgen did not write, and anything else
+// are left alone. Failures are ignored: the build goes on beside them.
+func removeStale(out string) {
+	parent, base := filepath.Dir(out), filepath.Base(out)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !staleName(base, e.Name()) {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		if data, err := os.ReadFile(filepath.Join(dir, stagingMarker)); err == nil {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil || pid <= 0 || pid == os.Getpid() || processRuns(pid) {
+				continue
+			}
+		} else if _, err := os.Lstat(filepath.Join(dir, Marker)); err != nil {
+			continue
+		}
+		os.RemoveAll(dir)
+	}
 }
 
 // OutputError is a failure to write the site into its output folder Out

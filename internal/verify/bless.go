@@ -9,6 +9,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // blessEdit replaces the expected output of one transcript command in the
@@ -30,7 +31,7 @@ type blessEdit struct {
 // blessFor builds the edit that makes c's expected output read actual. The
 // command line and its expected lines must be consecutive lines of one file
 // (they are, unless the transcript is assembled from several includes).
-func blessFor(d *expand.Doc, blk Block, c Command, actual []string) (blessEdit, error) {
+func blessFor(d *expand.Doc, blk markdown.Block, c markdown.Command, actual []string) (blessEdit, error) {
 	cmd := d.Origin(blk.LineNos[c.Line])
 	for k := range c.Expected {
 		o := d.Origin(blk.LineNos[c.Line+1+k])

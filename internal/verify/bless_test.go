@@ -8,6 +8,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 func TestApplyBless(t *testing.T) {
@@ -69,8 +70,8 @@ func TestBlessForRefusesScatteredTranscripts(t *testing.T) {
 	d := &expand.Doc{Chapter: &book.Item{Path: "ch.md"}, Origins: []expand.Origin{
 		{File: "book/ch.md", Line: 1}, {File: "book/ch.md", Line: 2}, {File: "book/out.txt", Line: 1},
 	}}
-	blk := Block{Lines: []string{"$ go run ./a", "old"}, LineNos: []int{2, 3}, Prefixes: []string{"", ""}}
-	cmds, _ := ParseTranscript(blk.Lines)
+	blk := markdown.Block{Lines: []string{"$ go run ./a", "old"}, LineNos: []int{2, 3}, Prefixes: []string{"", ""}}
+	cmds, _ := markdown.ParseTranscript(blk.Lines)
 	if _, err := blessFor(d, blk, cmds[0], []string{"new"}); err == nil || !strings.Contains(err.Error(), "book/out.txt:1") {
 		t.Errorf("err = %v, want a refusal naming book/out.txt:1", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // mdCache remembers what a function of a chapter's Markdown (and a key:
@@ -95,13 +96,13 @@ func (c *mdCache[V]) get(key string, md []byte, f func(key string, md []byte) V)
 	return v
 }
 
-// blockCache holds FindBlocks of the chapters seen (key "").
-var blockCache = newMDCache[[]Block]()
+// blockCache holds markdown.FindBlocks of the chapters seen (key "").
+var blockCache = newMDCache[[]markdown.Block]()
 
-// findBlocksCached is FindBlocks through blockCache. The blocks returned
+// findBlocksCached is markdown.FindBlocks through blockCache. The blocks returned
 // are shared: callers must not modify them.
-func findBlocksCached(md []byte) []Block {
-	return blockCache.get("", md, func(_ string, md []byte) []Block { return FindBlocks(md) })
+func findBlocksCached(md []byte) []markdown.Block {
+	return blockCache.get("", md, func(_ string, md []byte) []markdown.Block { return markdown.FindBlocks(md) })
 }
 
 // prefetch fills blockCache and claimLinkCache for docs on every core, so

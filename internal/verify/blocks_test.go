@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,58 +8,8 @@ import (
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
-
-func TestFindBlocks(t *testing.T) {
-	md := strings.Join([]string{
-		"# Title",                // 1
-		"",                       // 2
-		"```go",                  // 3
-		"package p",              // 4
-		"```",                    // 5
-		"",                       // 6
-		"~~~~console timeout=5s", // 7
-		"$ go run ./x",           // 8
-		"```",                    // 9  (not a closing fence: ~~~~ opened)
-		"~~~~",                   // 10
-		"",                       // 11
-		"- item",                 // 12
-		"",                       // 13
-		"  ````go ignore",        // 14
-		"  x := 1",               // 15
-		"  ````",                 // 16
-		"",                       // 17
-		"> ```Console",           // 18
-		"> $ go test ./y",        // 19
-		"> ```",                  // 20
-		"",                       // 21
-		"    ```go",              // 22 indented code block, not a fence
-		"    not a fence",        // 23
-		"",                       // 24
-		"```",                    // 25 no info string
-		"plain",                  // 26
-		"```",                    // 27
-		"",                       // 28
-		"```go hl_lines=\"1 2\"", // 29 unclosed: runs to the end
-		"a",                      // 30
-	}, "\n")
-	got := FindBlocks([]byte(md))
-	var summary []string
-	for _, b := range got {
-		summary = append(summary, fmt.Sprintf("%s %v @%d %q %v %q", b.Lang, b.Attrs, b.Line, b.Lines, b.LineNos, b.Prefixes))
-	}
-	want := []string{
-		`go map[] @3 ["package p"] [4] [""]`,
-		"console map[timeout:5s] @7 [\"$ go run ./x\" \"```\"] [8 9] [\"\" \"\"]",
-		`go map[ignore:] @14 ["x := 1"] [15] ["  "]`,
-		`console map[] @18 ["$ go test ./y"] [19] ["> "]`,
-		` map[] @25 ["plain"] [26] [""]`,
-		`go map[hl_lines:1 2] @29 ["a"] [30] [""]`,
-	}
-	if !reflect.DeepEqual(summary, want) {
-		t.Errorf("FindBlocks:\n%s\nwant:\n%s", strings.Join(summary, "\n"), strings.Join(want, "\n"))
-	}
-}
 
 func TestIsWholeFile(t *testing.T) {
 	tests := []struct {
@@ -89,8 +38,8 @@ func TestCheckFragment(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		d.Origins = append(d.Origins, expand.Origin{File: "book/ch.md", Line: i + 30})
 	}
-	block := func(src string) Block {
-		b := Block{Lang: "go", Line: 9}
+	block := func(src string) markdown.Block {
+		b := markdown.Block{Lang: "go", Line: 9}
 		for i, l := range strings.Split(src, "\n") {
 			b.Lines = append(b.Lines, l)
 			b.LineNos = append(b.LineNos, 10+i)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // packageJob runs "go vet" or "go test" (kind) on one examples package
@@ -125,9 +126,9 @@ func (v *verifier) locate(dir, out string) (string, int, string) {
 }
 
 // clipOutput keeps the first 80 lines of a command's output for a Detail,
-// without terminal escape sequences (StripANSI).
+// without terminal escape sequences (markdown.StripANSI).
 func clipOutput(s string) string {
-	s = StripANSI(s)
+	s = markdown.StripANSI(s)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > 80 {
 		lines = append(lines[:80], fmt.Sprintf("... (%d more lines)", len(lines)-80))
@@ -138,10 +139,10 @@ func clipOutput(s string) string {
 // transcriptJob checks the commands of one console block in order. It
 // returns the job and its name for Options.Progress: the block's first
 // command, "book/ch.md:12: $ go run ./examples/x".
-func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, string, *diag.Error) {
-	cmds, err := ParseTranscript(blk.Lines)
+func (v *verifier) transcriptJob(d *expand.Doc, blk markdown.Block) (job, string, *diag.Error) {
+	cmds, err := markdown.ParseTranscript(blk.Lines)
 	if err != nil {
-		var te *TranscriptError
+		var te *markdown.TranscriptError
 		if errors.As(err, &te) {
 			return nil, "", errAt(d, blk.LineNos[te.Line], "console block: %s", te.Msg)
 		}
@@ -157,7 +158,7 @@ func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, string, *diag.E
 	}
 	words := make([][]string, len(cmds))
 	for i, c := range cmds {
-		w, err := SplitCommand(c.Text)
+		w, err := markdown.SplitCommand(c.Text)
 		if err != nil {
 			return nil, "", errAt(d, blk.LineNos[c.Line], "$ %s: %v", c.Text, err)
 		}
@@ -185,7 +186,7 @@ func (v *verifier) transcriptJob(d *expand.Doc, blk Block) (job, string, *diag.E
 }
 
 // runCommand checks one transcript command, adding to r.
-func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c Command, words []string, timeout time.Duration, r *jobResult) {
+func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk markdown.Block, c markdown.Command, words []string, timeout time.Duration, r *jobResult) {
 	cmdLine := blk.LineNos[c.Line]
 	subject := at(d, cmdLine)
 	fail := func(n int, detail, format string, args ...any) *diag.Error {
@@ -200,13 +201,13 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		return
 	}
 	if e, ok := v.cache.lookup(key); ok {
-		if Matches(c.Expected, outputLines(e.Output)) && ExitAccepted(e.ExitCode, c.Expected) {
+		if markdown.Matches(c.Expected, outputLines(e.Output)) && markdown.ExitAccepted(e.ExitCode, c.Expected) {
 			v.logf("verify: transcript %s: cached", subject)
 			r.checks = append(r.checks, Check{Kind: "transcript", Subject: subject, Cached: true})
 			return
 		}
 	}
-	pkgArgs := packageArgs(words)
+	pkgArgs := markdown.PackageArgs(words)
 	l, err := v.localDirs(ctx, nil, pkgArgs)
 	if err != nil {
 		fail(cmdLine, "", "$ %s: %v", c.Text, err)
@@ -231,8 +232,8 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		return
 	}
 	actual := outputLines(string(res.Output))
-	same, diff := Compare(c.Expected, actual)
-	exitOK := ExitAccepted(res.ExitCode, c.Expected)
+	same, diff := markdown.Compare(c.Expected, actual)
+	exitOK := markdown.ExitAccepted(res.ExitCode, c.Expected)
 	store := func() {
 		err := v.cache.store(&entry{Kind: "transcript", Subject: subject, Key: key, Manifest: m, Output: string(res.Output), ExitCode: res.ExitCode})
 		if err != nil {
@@ -245,7 +246,7 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		return
 	}
 	if v.opt.Bless {
-		if !ExitAccepted(res.ExitCode, actual) {
+		if !markdown.ExitAccepted(res.ExitCode, actual) {
 			fail(cmdLine, clipOutput(string(res.Output)), "$ %s: exited with status %d and printed no \"exit status N\" line; not blessed", c.Text, res.ExitCode)
 			return
 		}
@@ -260,7 +261,7 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		return
 	}
 	if !same {
-		idx := FirstDifference(diff, len(c.Expected))
+		idx := markdown.FirstDifference(diff, len(c.Expected))
 		line := cmdLine
 		switch {
 		case idx >= 0 && idx < len(c.Expected):
@@ -268,8 +269,8 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk Block, c C
 		case len(c.Expected) > 0:
 			line = blk.LineNos[c.Line+len(c.Expected)]
 		}
-		detail := FormatDiff(diff, 3)
-		if hint := WhitespaceHint(diff); hint != "" {
+		detail := markdown.FormatDiff(diff, 3)
+		if hint := markdown.WhitespaceHint(diff); hint != "" {
 			detail += hint + "\n"
 		}
 		e := fail(line, detail, "output of \"%s\" differs from the %s (run bookgen test --bless to take the real output)", c.Text, blockNoun(blk))
@@ -291,9 +292,9 @@ func fmtDuration(d time.Duration) string {
 }
 
 // outputLines splits command output into lines without terminal escape
-// sequences (StripANSI), trailing white space or trailing blank lines.
+// sequences (markdown.StripANSI), trailing white space or trailing blank lines.
 func outputLines(out string) []string {
-	out = StripANSI(out)
+	out = markdown.StripANSI(out)
 	if out == "" {
 		return nil
 	}
@@ -301,54 +302,7 @@ func outputLines(out string) []string {
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \t\r")
 	}
-	return trimTrailingBlank(lines)
-}
-
-// valueFlags are go build and go test flags that take a separate value.
-var valueFlags = map[string]bool{
-	"C": true, "o": true, "p": true, "tags": true, "ldflags": true, "gcflags": true, "asmflags": true,
-	"mod": true, "modfile": true, "overlay": true, "pgo": true, "buildmode": true, "compiler": true,
-	"installsuffix": true, "pkgdir": true, "toolexec": true, "exec": true, "coverpkg": true, "covermode": true,
-	"run": true, "skip": true, "bench": true, "benchtime": true, "count": true, "cpu": true, "parallel": true,
-	"timeout": true, "list": true, "shuffle": true, "coverprofile": true, "cpuprofile": true, "memprofile": true,
-	"blockprofile": true, "mutexprofile": true, "outputdir": true, "trace": true, "fuzz": true, "fuzztime": true,
-	"fuzzminimizetime": true, "vet": true, "memprofilerate": true, "blockprofilerate": true, "mutexprofilefraction": true,
-}
-
-// packageArgs returns the packages (or .go files) a "go run" or "go test"
-// command builds: for run, the first argument that is not a flag (or the
-// run of .go files starting there); for test, every argument before -args
-// that is not a flag or a flag's value, "." when there is none.
-func packageArgs(words []string) []string {
-	var out []string
-	args := words[2:]
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "-args" || a == "--" {
-			break
-		}
-		if strings.HasPrefix(a, "-") {
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && valueFlags[name] {
-				i++
-			}
-			continue
-		}
-		if words[1] == "run" {
-			if strings.HasSuffix(a, ".go") {
-				for ; i < len(args) && strings.HasSuffix(args[i], ".go"); i++ {
-					out = append(out, args[i])
-				}
-				return out
-			}
-			return []string{a}
-		}
-		out = append(out, a)
-	}
-	if len(out) == 0 && words[1] == "test" {
-		out = []string{"."}
-	}
-	return out
+	return markdown.TrimTrailingBlank(lines)
 }
 
 // isWholeFile reports whether the first line that is neither blank nor a
@@ -384,7 +338,7 @@ func isWholeFile(lines []string) bool {
 // checkFragment parses a go block that is not a whole file: as top-level
 // declarations, as statements of a function body, or as an expression.
 // The error reported is the one that got furthest into the block.
-func checkFragment(d *expand.Doc, blk Block) *diag.Error {
+func checkFragment(d *expand.Doc, blk markdown.Block) *diag.Error {
 	src := strings.Join(blk.Lines, "\n")
 	type attempt struct {
 		wrapped string
@@ -421,7 +375,7 @@ func checkFragment(d *expand.Doc, blk Block) *diag.Error {
 }
 
 // compileJob builds and vets a go block that is a whole file.
-func (v *verifier) compileJob(d *expand.Doc, blk Block) job {
+func (v *verifier) compileJob(d *expand.Doc, blk markdown.Block) job {
 	return func(ctx context.Context) jobResult {
 		var r jobResult
 		subject := at(d, blk.Line)
@@ -495,7 +449,7 @@ func (v *verifier) compileJob(d *expand.Doc, blk Block) job {
 // mapSnippetErrors rewrites positions in the snippet (named by its real or
 // virtual path) to the block's origins. It returns the Markdown line of the
 // first error, its message, and the rewritten output.
-func mapSnippetErrors(d *expand.Doc, blk Block, out string, names ...string) (int, string, string) {
+func mapSnippetErrors(d *expand.Doc, blk markdown.Block, out string, names ...string) (int, string, string) {
 	line, msg := blk.Line, ""
 	var quoted []string
 	for _, n := range names {

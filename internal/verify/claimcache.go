@@ -1,6 +1,8 @@
 package verify
 
-// claimLinkCache remembers scanClaimLinks of the chapters it has seen, so
+import "github.com/ownership-book/ownership/internal/markdown"
+
+// claimLinkCache remembers markdown.ClaimLinks of the chapters it has seen, so
 // that a rebuild after an edit (bookgen serve) parses for claim links only
 // the chapters whose Markdown changed: parsing every chapter of a
 // 1,000-chapter book with goldmark costs tens of milliseconds on the path
@@ -9,10 +11,10 @@ package verify
 // text); the Go files the links name and the origins of the lines are
 // looked at again on every build (FindClaims), so an edit to a test file
 // is seen.
-var claimLinkCache = newMDCache[[]claimLink]()
+var claimLinkCache = newMDCache[[]markdown.ClaimLink]()
 
-// claimLinksCached is scanClaimLinks through claimLinkCache. The links
+// claimLinksCached is markdown.ClaimLinks through claimLinkCache. The links
 // returned are shared: callers must not modify them.
-func claimLinksCached(chFile string, md []byte) []claimLink {
-	return claimLinkCache.get(chFile, md, scanClaimLinks)
+func claimLinksCached(chFile string, md []byte) []markdown.ClaimLink {
+	return claimLinkCache.get(chFile, md, markdown.ClaimLinks)
 }

@@ -33,24 +33,17 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
-	gast "github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/text"
-
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // Claim is one link in a chapter naming the check of a claim.
@@ -65,7 +58,7 @@ type Claim struct {
 	ChapterTitle string
 	// ID is the id the rendered link gets on its page: "check-" and the
 	// function's name, with "-2", "-3" ... for later links to the same
-	// function on the same page (see ClaimID).
+	// function on the same page (see markdown.ClaimID).
 	ID string
 	// Text is the claim: the link's title when it has one
 	// ([T](x_test.go#T "the claim")), else the sentence around the link
@@ -94,53 +87,6 @@ func (c Claim) Command() string {
 	return fmt.Sprintf("go test -run '^%s$' %s", c.Func, c.Package)
 }
 
-// ClaimTarget reports whether dest, a link destination written in the
-// chapter file chFile (repository-relative: Item.File, "book/ch.md"), names a check: a _test.go file
-// under examples/ with a fragment. It returns the repository-relative file
-// and the fragment. A fragment that is a line reference (#L12, #L12-L20)
-// is a link to lines, not a claim.
-func ClaimTarget(chFile, dest string) (file, fn string, ok bool) {
-	u, err := url.Parse(dest)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.Path == "" || u.Fragment == "" || strings.HasPrefix(dest, "/") {
-		return "", "", false
-	}
-	if !strings.HasSuffix(u.Path, "_test.go") {
-		return "", "", false
-	}
-	p := path.Join(path.Dir(chFile), u.Path)
-	if !strings.HasPrefix(p, "examples/") {
-		return "", "", false
-	}
-	if lineRef.MatchString(u.Fragment) {
-		return "", "", false
-	}
-	return p, u.Fragment, true
-}
-
-var lineRef = regexp.MustCompile(`^L\d+(-L\d+)?$`)
-
-// ClaimID returns the id of the n-th (1-based) link to fn on one page.
-func ClaimID(fn string, n int) string {
-	if n <= 1 {
-		return "check-" + fn
-	}
-	return fmt.Sprintf("check-%s-%d", fn, n)
-}
-
-// claimParser returns the Markdown parser used to find claim links: the
-// block and inline syntax render uses (GFM tables, footnotes, definition
-// lists), so that both count the same links in the same order.
-func claimParser() goldmark.Markdown {
-	return goldmark.New(goldmark.WithExtensions(
-		extension.Linkify,
-		extension.Table,
-		extension.Strikethrough,
-		extension.TaskList,
-		extension.Footnote,
-		extension.DefinitionList,
-	))
-}
-
 // FindClaims returns the claim links of d in document order, resolved
 // against the Go files they name (the root is the repository root), and
 // an error at the link's line for each that does not name a test,
@@ -152,22 +98,22 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 	count := map[string]int{}
 	files := map[string]*testFile{}
 	for _, l := range links {
-		o := d.Origin(l.line)
+		o := d.Origin(l.Line)
 		fail := func(format string, args ...any) {
 			errs = append(errs, diag.Errorf(o.File, o.Line, format, args...))
 		}
-		if l.inHeading {
-			fail("claim %q is in a heading; name the check in the section's text, where the claim is made", l.dest)
+		if l.InHeading {
+			fail("claim %q is in a heading; name the check in the section's text, where the claim is made", l.Dest)
 			continue
 		}
-		file, fn := l.file, l.fn
+		file, fn := l.File, l.Func
 		count[fn]++
 		c := Claim{
 			File: o.File, Line: o.Line,
 			Chapter: d.Chapter.Path, ChapterTitle: d.Chapter.Title,
-			ID: ClaimID(fn, count[fn]), Target: file, Func: fn,
+			ID: markdown.ClaimID(fn, count[fn]), Target: file, Func: fn,
 			Package: "./" + path.Dir(file),
-			Text:    l.text,
+			Text:    l.Text,
 		}
 		tf, ok := files[file]
 		if !ok {
@@ -175,16 +121,16 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 			files[file] = tf
 		}
 		if tf.err != "" {
-			fail("claim %q names %s: %s", l.dest, file, tf.err)
+			fail("claim %q names %s: %s", l.Dest, file, tf.err)
 			continue
 		}
 		f, ok := tf.funcs[fn]
 		if !ok {
-			fail("claim %q: %s has no function %s%s", l.dest, file, fn, suggest(fn, tf.names))
+			fail("claim %q: %s has no function %s%s", l.Dest, file, fn, suggest(fn, tf.names))
 			continue
 		}
 		if f.problem != "" {
-			fail("claim %q: %s in %s %s", l.dest, fn, file, f.problem)
+			fail("claim %q: %s in %s %s", l.Dest, fn, file, f.problem)
 			continue
 		}
 		c.Kind, c.StartLine, c.EndLine = f.kind, f.start, f.end
@@ -192,200 +138,6 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 	}
 	return out, errs
 }
-
-// claimLink is a link of a chapter's Markdown that names a check
-// (ClaimTarget), as the Markdown alone tells it: what FindClaims learns
-// from parsing, before it looks at the Go files.
-type claimLink struct {
-	dest      string // the link's destination as written
-	file, fn  string // ClaimTarget's answer
-	line      int    // 1-based Markdown line (linkLine)
-	inHeading bool
-	text      string // claimText
-}
-
-// scanClaimLinks parses src, the Markdown of the chapter file chFile
-// (repository-relative), and returns its claim links in document order.
-// The result depends on chFile and src only (see claimLinksCached).
-func scanClaimLinks(chFile string, src []byte) []claimLink {
-	doc := claimParser().Parser().Parse(text.NewReader(src))
-	lines := lineStarts(src)
-	var out []claimLink
-	_ = gast.Walk(doc, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
-		if !entering {
-			return gast.WalkContinue, nil
-		}
-		l, ok := n.(*gast.Link)
-		if !ok {
-			return gast.WalkContinue, nil
-		}
-		file, fn, ok := ClaimTarget(chFile, string(l.Destination))
-		if !ok {
-			return gast.WalkContinue, nil
-		}
-		cl := claimLink{dest: string(l.Destination), file: file, fn: fn, line: linkLine(l, src, lines)}
-		for p := l.Parent(); p != nil; p = p.Parent() {
-			if _, ok := p.(*gast.Heading); ok {
-				cl.inHeading = true
-				break
-			}
-		}
-		if !cl.inHeading {
-			cl.text = claimText(l, src)
-		}
-		out = append(out, cl)
-		return gast.WalkSkipChildren, nil
-	})
-	return out
-}
-
-// linkLine returns the 1-based Markdown line of link l: that of its first
-// text, else that of its block.
-func linkLine(l *gast.Link, src []byte, lines []int) int {
-	off := -1
-	_ = gast.Walk(l, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
-		if t, ok := n.(*gast.Text); ok && entering && off < 0 {
-			off = t.Segment.Start
-			return gast.WalkStop, nil
-		}
-		return gast.WalkContinue, nil
-	})
-	if off < 0 {
-		for p := gast.Node(l); p != nil; p = p.Parent() {
-			if p.Type() == gast.TypeBlock && p.Lines() != nil && p.Lines().Len() > 0 {
-				off = p.Lines().At(0).Start
-				break
-			}
-		}
-	}
-	if off < 0 {
-		return 0
-	}
-	return sort.Search(len(lines), func(i int) bool { return lines[i] > off })
-}
-
-func lineStarts(src []byte) []int {
-	idx := []int{0}
-	for i, c := range src {
-		if c == '\n' {
-			idx = append(idx, i+1)
-		}
-	}
-	return idx
-}
-
-// claimText is the link's title, or the sentence of its block that holds
-// it, or (in a table) the row's first cell when the link sits in another.
-func claimText(l *gast.Link, src []byte) string {
-	if t := strings.TrimSpace(string(l.Title)); t != "" {
-		return collapse(t)
-	}
-	var blk gast.Node
-	for p := l.Parent(); p != nil; p = p.Parent() {
-		if p.Type() == gast.TypeBlock {
-			blk = p
-			break
-		}
-	}
-	if blk == nil {
-		return collapse(inlineText(l, src))
-	}
-	if cell, ok := blk.(*east.TableCell); ok {
-		if first := cell.Parent().FirstChild(); first != nil && first != gast.Node(cell) {
-			if t := collapse(inlineText(first, src)); t != "" {
-				return t
-			}
-		}
-	}
-	// The block's text with the link marked, cut at sentence ends.
-	const mark = "\x00"
-	var b strings.Builder
-	_ = gast.Walk(blk, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
-		if n == gast.Node(l) && entering {
-			b.WriteString(mark)
-		}
-		if !entering {
-			return gast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *gast.Text:
-			b.Write(n.Segment.Value(src))
-			if n.SoftLineBreak() || n.HardLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *gast.String:
-			b.Write(n.Value)
-		case *gast.CodeSpan:
-			for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-				if t, ok := c.(*gast.Text); ok {
-					b.Write(t.Segment.Value(src))
-				}
-			}
-			return gast.WalkSkipChildren, nil
-		case *gast.RawHTML:
-			return gast.WalkSkipChildren, nil
-		}
-		return gast.WalkContinue, nil
-	})
-	s := b.String()
-	at := strings.Index(s, mark)
-	if at < 0 {
-		return collapse(inlineText(l, src))
-	}
-	s = strings.Replace(s, mark, "", 1)
-	start, end := 0, len(s)
-	for i := at - 1; i > 0; i-- {
-		if sentenceEnd(s, i) {
-			start = i + 1
-			break
-		}
-	}
-	for i := at; i < len(s); i++ {
-		if sentenceEnd(s, i) {
-			end = i + 1
-			break
-		}
-	}
-	return collapse(s[start:end])
-}
-
-// sentenceEnd reports whether s[i] ends a sentence: '.', '!' or '?'
-// followed by a space and an upper-case letter, or at the end of s.
-func sentenceEnd(s string, i int) bool {
-	if !strings.ContainsRune(".!?", rune(s[i])) {
-		return false
-	}
-	if i+1 == len(s) {
-		return true
-	}
-	if s[i+1] != ' ' {
-		return false
-	}
-	r, _ := utf8.DecodeRuneInString(strings.TrimLeft(s[i+1:], " "))
-	return unicode.IsUpper(r)
-}
-
-func inlineText(n gast.Node, src []byte) string {
-	var b strings.Builder
-	_ = gast.Walk(n, func(c gast.Node, entering bool) (gast.WalkStatus, error) {
-		if !entering {
-			return gast.WalkContinue, nil
-		}
-		switch c := c.(type) {
-		case *gast.Text:
-			b.Write(c.Segment.Value(src))
-			if c.SoftLineBreak() {
-				b.WriteByte(' ')
-			}
-		case *gast.String:
-			b.Write(c.Value)
-		}
-		return gast.WalkContinue, nil
-	})
-	return b.String()
-}
-
-func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // testFile is what a claim needs to know about one _test.go file.
 type testFile struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // Figure blocks: ```d2 and ```goat hold a diagram's source, drawn by the
@@ -29,7 +30,7 @@ var figureAttrs = map[string]map[string]bool{
 
 // checkFigureAttrs refuses an attribute of a figure block that bookgen does
 // not know, and timeout= without run=.
-func checkFigureAttrs(d *expand.Doc, blk Block) *diag.Error {
+func checkFigureAttrs(d *expand.Doc, blk markdown.Block) *diag.Error {
 	known := figureAttrs[blk.Lang]
 	var unknown []string
 	for k := range blk.Attrs {
@@ -56,12 +57,12 @@ func checkFigureAttrs(d *expand.Doc, blk Block) *diag.Error {
 
 // figureJob checks a d2 block with run=: the command's output must equal
 // the block's body.
-func (v *verifier) figureJob(d *expand.Doc, blk Block) (job, *diag.Error) {
+func (v *verifier) figureJob(d *expand.Doc, blk markdown.Block) (job, *diag.Error) {
 	run := strings.TrimSpace(blk.Attrs["run"])
 	if run == "" {
 		return nil, errAt(d, blk.Line, "```%s block: run= names no command (run=\"go run ./examples/x/prog\")", blk.Lang)
 	}
-	words, err := SplitCommand(run)
+	words, err := markdown.SplitCommand(run)
 	if err != nil {
 		return nil, errAt(d, blk.Line, "```%s block: run=%q: %v", blk.Lang, run, err)
 	}
@@ -72,7 +73,7 @@ func (v *verifier) figureJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 		return nil, err
 	}
 	for i, l := range blk.Lines {
-		if isAnyLines(l) || strings.Contains(l, AnyText) {
+		if strings.TrimSpace(l) == markdown.AnyLines || strings.Contains(l, markdown.AnyText) {
 			return nil, errAt(d, blk.LineNos[i], "```%s block with run=: %q is a transcript wildcard; a figure drawn from a program is its exact output (run bookgen test --bless to take it)", blk.Lang, strings.TrimSpace(l))
 		}
 	}
@@ -91,7 +92,7 @@ func (v *verifier) figureJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 	tb.Lines = append([]string{"$ " + run}, blk.Lines...)
 	tb.LineNos = append([]int{blk.Line}, blk.LineNos...)
 	tb.Prefixes = append([]string{""}, blk.Prefixes...)
-	c := Command{Line: 0, Text: run, Expected: trimTrailingBlank(append([]string{}, blk.Lines...))}
+	c := markdown.Command{Line: 0, Text: run, Expected: markdown.TrimTrailingBlank(append([]string{}, blk.Lines...))}
 	return func(ctx context.Context) jobResult {
 		var r jobResult
 		v.runCommand(ctx, d, tb, c, words, timeout, &r)
@@ -101,13 +102,13 @@ func (v *verifier) figureJob(d *expand.Doc, blk Block) (job, *diag.Error) {
 
 // isFigureRun reports whether a block is a figure block whose body bookgen
 // checks against a program's output.
-func isFigureRun(blk Block) bool {
+func isFigureRun(blk markdown.Block) bool {
 	_, ok := blk.Attrs["run"]
 	return blk.Lang == "d2" && ok
 }
 
 // blockNoun names what a block's expected output is, for messages.
-func blockNoun(blk Block) string {
+func blockNoun(blk markdown.Block) string {
 	if _, ok := figureAttrs[blk.Lang]; ok {
 		return "figure"
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // FragmentCache remembers the text of every Go fragment that parsed (the
@@ -23,9 +24,9 @@ type FragmentCache struct {
 	mu    sync.Mutex
 	texts map[string]struct{}
 	// blocks holds the fragments that parsed by identity: the blocks of an
-	// unchanged chapter are the same Block values again (findBlocksCached),
+	// unchanged chapter are the same markdown.Block values again (findBlocksCached),
 	// so they are found without joining and hashing their lines.
-	blocks map[*Block]struct{}
+	blocks map[*markdown.Block]struct{}
 }
 
 const fragmentCacheMax = 100000
@@ -33,7 +34,7 @@ const fragmentCacheMax = 100000
 // check is checkFragment through c; cached tells that the fragment had
 // parsed before and was not parsed now.
 // blk is one of the shared blocks of findBlocksCached.
-func (c *FragmentCache) check(d *expand.Doc, blk *Block) (err *diag.Error, cached bool) {
+func (c *FragmentCache) check(d *expand.Doc, blk *markdown.Block) (err *diag.Error, cached bool) {
 	if c == nil {
 		return checkFragment(d, *blk), false
 	}
@@ -55,7 +56,7 @@ func (c *FragmentCache) check(d *expand.Doc, blk *Block) (err *diag.Error, cache
 	c.mu.Lock()
 	if c.texts == nil || len(c.texts) >= fragmentCacheMax || len(c.blocks) >= fragmentCacheMax {
 		c.texts = map[string]struct{}{}
-		c.blocks = map[*Block]struct{}{}
+		c.blocks = map[*markdown.Block]struct{}{}
 	}
 	c.texts[src] = struct{}{}
 	c.blocks[blk] = struct{}{}

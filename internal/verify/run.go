@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -55,10 +54,13 @@ var ErrStart = errors.New("cannot start")
 // execFunc runs a process; tests replace it to count or fake runs.
 type execFunc func(ctx context.Context, r Run) (Result, error)
 
-// execProcess runs r in a new process group. On timeout or cancellation the
-// whole group is killed with SIGKILL: "go run" builds and then starts the
-// program as its child, and killing only "go" would leave the program
-// running and holding the output pipe.
+// execProcess runs r in a session of its own, with no controlling
+// terminal and stdin empty (checkProcAttr). On timeout or cancellation
+// the whole session is killed with SIGKILL: "go run" builds and then
+// starts the program as its child, and killing only "go" would leave the
+// program running and holding the output pipe. When it ends, nothing it
+// started is left running, even a program that daemonised (killTree,
+// then sweepOrphans with bookgen as child subreaper).
 func execProcess(ctx context.Context, r Run) (Result, error) {
 	parent := ctx
 	if r.Timeout > 0 {
@@ -79,18 +81,22 @@ func execProcess(ctx context.Context, r Run) (Result, error) {
 		errOut = &capBuffer{max: MaxOutput, full: stop}
 		cmd.Stderr = errOut
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = checkProcAttr()
 	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killTree(cmd.Process.Pid)
+		return nil
 	}
 	cmd.WaitDelay = 5 * time.Second
+	becomeSubreaper()
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startCheck(cmd); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("%w %s: %v", ErrStart, r.Args[0], err)
 	}
 	err := cmd.Wait()
-	// Whatever the outcome, leave no member of the group behind.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	// Whatever the outcome, leave nothing it started behind: the
+	// members of its session now, its orphans once no check runs.
+	killTree(cmd.Process.Pid)
+	endedCheck(cmd.Process.Pid)
 	res := Result{Output: out.bytes(), ExitCode: cmd.ProcessState.ExitCode(), Elapsed: time.Since(start)}
 	if errOut != nil {
 		res.Stderr = errOut.bytes()

@@ -11,8 +11,8 @@
 //     PackageTimeout. Go's own test cache is left on.
 //   - transcript: each "$ go run ..." or "$ go test ..." line of a ```console
 //     block is run from the repository root, without a shell (see
-//     SplitCommand), and its combined stdout and stderr compared with the
-//     lines after it (see Compare and ExitAccepted). Any other command is an
+//     markdown.SplitCommand), and its combined stdout and stderr compared with the
+//     lines after it (see markdown.Compare and markdown.ExitAccepted). Any other command is an
 //     error. The timeout of one command is the block's timeout= attribute,
 //     else Options.Timeout, else the book's [bookgen] timeout, else 60s; on
 //     expiry the command's whole process group is killed.
@@ -63,6 +63,7 @@ import (
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // DefaultTimeout is the timeout of one transcript command when neither the
@@ -132,6 +133,9 @@ type Report struct {
 	Ran     int // checks executed now (parse checks run in process)
 	Cached  int // checks answered by the cache
 	Ignored int // go and console blocks marked "ignore"
+	// Blocks holds the verdict on every fenced code block of every
+	// chapter, in reading order (see BlockVerdict): what render may show.
+	Blocks []BlockVerdict
 	// Blessed lists the transcript outputs rewritten by Options.Bless, as
 	// "book/ch.md:12-15: go run ./examples/x".
 	Blessed []string
@@ -201,6 +205,15 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	for _, d := range docs {
 		blks := findBlocksCached(d.Markdown)
 		for i, blk := range blks {
+			verdict := func(v Verdict, check string) {
+				rep.Blocks = append(rep.Blocks, verdictOf(d.Chapter.Path, i, blk, v, check))
+			}
+			if blk.Lang == "console" && !v.decidesConsole(blk) {
+				// Not a transcript (an mdBook book's "$ cargo run", a
+				// shell session): shown as it is, attributes and all.
+				verdict(Shown, "")
+				continue
+			}
 			if err := checkAttrs(d, blk); err != nil {
 				errs = append(errs, err)
 				continue
@@ -209,6 +222,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 			case "console":
 				if _, ok := blk.Attrs["ignore"]; ok {
 					rep.Ignored++
+					verdict(Ignored, "")
 					continue
 				}
 				j, first, err := v.transcriptJob(d, blk)
@@ -216,9 +230,11 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					errs = append(errs, err)
 					continue
 				}
+				verdict(Checked, "transcript")
 				add(first, j)
 			case "d2":
 				if !isFigureRun(blk) {
+					verdict(Shown, "")
 					continue
 				}
 				j, err := v.figureJob(d, blk)
@@ -226,10 +242,12 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					errs = append(errs, err)
 					continue
 				}
+				verdict(Checked, "figure")
 				add("figure "+blk.Attrs["run"], j)
 			case "go":
 				if _, ok := blk.Attrs["ignore"]; ok {
 					rep.Ignored++
+					verdict(Ignored, "")
 					continue
 				}
 				if isWholeFile(blk.Lines) {
@@ -237,6 +255,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 						errs = append(errs, err)
 						continue
 					}
+					verdict(Checked, "compile")
 					add(at(d, blk.Line)+": go block", v.compileJob(d, blk))
 					continue
 				}
@@ -246,12 +265,15 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 					errs = append(errs, err)
 					continue
 				}
+				verdict(Checked, "parse")
 				rep.Checks = append(rep.Checks, Check{Kind: "parse", Subject: at(d, blk.Line), Cached: cached, Elapsed: time.Since(start)})
 				if cached {
 					rep.Cached++
 				} else {
 					rep.Ran++
 				}
+			default:
+				verdict(Shown, "")
 			}
 		}
 	}
@@ -297,14 +319,31 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	return rep, v.groupBuildErrors(errs).Err()
 }
 
+// decidesConsole reports whether the console block blk is verify's to
+// decide: marked "ignore", opted in with markdown.TranscriptAttr, any
+// console block of a book that sets [bookgen] strict-console, and
+// otherwise a transcript as markdown.IsTranscript reads one ("$ go run" or
+// "$ go test" lines) in a book with a go.mod, which its commands need.
+// Every other console block is shown as written, not run: bookgen can
+// verify go commands only.
+func (v *verifier) decidesConsole(blk markdown.Block) bool {
+	if _, ok := blk.Attrs["ignore"]; ok {
+		return true
+	}
+	if _, ok := blk.Attrs[markdown.TranscriptAttr]; ok || v.b.Config.StrictConsole {
+		return true
+	}
+	return v.module != "" && markdown.IsTranscript(blk.Lines)
+}
+
 // knownAttrs are the info-string attributes of go and console blocks that
-// bookgen acts on (see ParseInfo).
-var knownAttrs = map[string]bool{"ignore": true, "timeout": true, "hl_lines": true, "linenos": true}
+// bookgen acts on (see markdown.ParseInfo).
+var knownAttrs = map[string]bool{"ignore": true, "timeout": true, "hl_lines": true, "linenos": true, markdown.TranscriptAttr: true}
 
 // checkAttrs refuses an attribute of a go or console block that bookgen
 // does not know: a misspelt "ignore" or "timeout" would otherwise be
 // dropped without a word. Blocks in other languages are not checked.
-func checkAttrs(d *expand.Doc, blk Block) *diag.Error {
+func checkAttrs(d *expand.Doc, blk markdown.Block) *diag.Error {
 	if _, ok := figureAttrs[blk.Lang]; ok {
 		return checkFigureAttrs(d, blk)
 	}
@@ -321,7 +360,7 @@ func checkAttrs(d *expand.Doc, blk Block) *diag.Error {
 		return nil
 	}
 	sort.Strings(unknown)
-	return errAt(d, blk.Line, "```%s block: unknown attribute %s (bookgen knows ignore, timeout=, hl_lines=, linenos)", blk.Lang, strings.Join(unknown, ", "))
+	return errAt(d, blk.Line, "```%s block: unknown attribute %s (bookgen knows ignore, timeout=, hl_lines=, linenos, transcript)", blk.Lang, strings.Join(unknown, ", "))
 }
 
 // findModule returns the path of the go.mod of the folder dir or of the

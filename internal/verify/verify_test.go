@@ -370,7 +370,8 @@ func TestTranscriptRefusals(t *testing.T) {
 		line  int
 		msg   string
 	}{
-		{"```console\n$ ls -l\n```\n", 2, `only "go run ..." and "go test ..."`},
+		{"```console transcript\n$ ls -l\n```\n", 2, `only "go run ..." and "go test ..."`},
+		{"```console\n$ go run ./examples/greet/hello\nhello\n$ ls -l\n```\n", 4, `only "go run ..." and "go test ..."`},
 		{"```console\n$ go run ./examples/greet/hello | head -1\n```\n", 2, "shell syntax is not supported"},
 		{"```console\noutput first\n$ go run ./x\n```\n", 2, "comes before the first command"},
 		{"```console timeout=soon\n$ go run ./x\n```\n", 1, `timeout="soon"`},

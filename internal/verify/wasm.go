@@ -19,6 +19,7 @@ import (
 
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // The wasm check. Every package a transcript runs with "$ go run ./dir" is
@@ -78,44 +79,24 @@ const wasmBuildTimeout = 5 * time.Minute
 
 // runPackages returns the package directories the "$ go run" commands of
 // blk run (one directory each, under ./examples/), in order.
-func runPackages(blk Block) []string {
-	cmds, err := ParseTranscript(blk.Lines)
+func runPackages(blk markdown.Block) []string {
+	cmds, err := markdown.ParseTranscript(blk.Lines)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, c := range cmds {
-		w, err := SplitCommand(c.Text)
+		w, err := markdown.SplitCommand(c.Text)
 		if err != nil || len(w) < 3 || w[0] != "go" || w[1] != "run" {
 			continue
 		}
-		pk := packageArgs(w)
+		pk := markdown.PackageArgs(w)
 		if len(pk) != 1 || !strings.HasPrefix(pk[0], "./examples/") || strings.HasSuffix(pk[0], ".go") || strings.Contains(pk[0], "...") {
 			continue
 		}
 		out = append(out, path.Clean(pk[0]))
 	}
 	return out
-}
-
-// RunArgs splits a transcript command ("go run ./examples/x -d2 a") into
-// the package it runs and the arguments the program gets (["-d2", "a"]);
-// ok is false for any other command.
-func RunArgs(text string) (pkg string, args []string, ok bool) {
-	w, err := SplitCommand(text)
-	if err != nil || len(w) < 3 || w[0] != "go" || w[1] != "run" {
-		return "", nil, false
-	}
-	pk := packageArgs(w)
-	if len(pk) != 1 || strings.HasSuffix(pk[0], ".go") {
-		return "", nil, false
-	}
-	for i := 2; i < len(w); i++ {
-		if w[i] == pk[0] {
-			return "./" + path.Clean(pk[0]), append([]string{}, w[i+1:]...), true
-		}
-	}
-	return "", nil, false
 }
 
 // wasmJob builds pkg for js/wasm, or finds why it cannot run in a browser.

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"github.com/ownership-book/ownership/internal/markdown"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,7 +23,7 @@ func TestRunArgs(t *testing.T) {
 		{"go run main.go", "", nil, false},
 		{"go test ./examples/x", "", nil, false},
 	} {
-		pkg, args, ok := RunArgs(c.text)
+		pkg, args, ok := markdown.RunArgs(c.text)
 		if ok != c.ok || pkg != c.pkg || ok && !reflect.DeepEqual(args, c.args) {
 			t.Errorf("RunArgs(%q) = %q %q %v, want %q %q %v", c.text, pkg, args, ok, c.pkg, c.args, c.ok)
 		}
@@ -30,7 +31,7 @@ func TestRunArgs(t *testing.T) {
 }
 
 func TestRunPackagesOfABlock(t *testing.T) {
-	blk := Block{Lang: "console", Lines: []string{
+	blk := markdown.Block{Lang: "console", Lines: []string{
 		"$ go run ./examples/a -n 2", "out", "$ go test ./examples/b", "ok", "$ go run ./examples/c/", "$ go run x.go",
 	}}
 	if got, want := runPackages(blk), []string{"examples/a", "examples/c"}; !reflect.DeepEqual(got, want) {

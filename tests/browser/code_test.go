@@ -13,14 +13,18 @@ import (
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/internal/site"
+	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // writeUnverified writes the site of the book at root without running its
-// checks (the pages are the same; verification only decides whether they
-// may be written), so that a test can look at the real book's pages in
-// a second rather than after every example has run.
+// checks, so that a test can look at the real book's pages in a second
+// rather than after every example has run. Each fenced block is given the
+// verdict a passing verification gives it (Ignored for a block marked
+// ignore, Checked for the others): the renderer refuses a go or console
+// block without a verdict, and the pages are otherwise the same.
 func writeUnverified(t *testing.T, root string) string {
 	t.Helper()
 	b, err := book.Load(root)
@@ -31,7 +35,18 @@ func writeUnverified(t *testing.T, root string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var verdicts []verify.BlockVerdict
+	for _, d := range docs {
+		for i, blk := range markdown.FindBlocks(d.Markdown) {
+			v := verify.Checked
+			if _, ok := blk.Attrs["ignore"]; ok {
+				v = verify.Ignored
+			}
+			verdicts = append(verdicts, verify.BlockVerdict{Chapter: d.Chapter.Path, Index: i, Line: blk.Line, Info: blk.Info, Verdict: v})
+		}
+	}
 	r := render.New(b)
+	r.SetVerdicts(verdicts)
 	pages := make([]*render.Page, len(docs))
 	for i, d := range docs {
 		if pages[i], err = r.Render(d); err != nil {

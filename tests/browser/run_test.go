@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ownership-book/ownership/internal/build"
+	"github.com/ownership-book/ownership/internal/markdown"
 	"github.com/ownership-book/ownership/internal/serve"
-	"github.com/ownership-book/ownership/internal/verify"
 )
 
 // runTimeout bounds one program's run in the page, loading included. The
@@ -53,11 +53,11 @@ func clickRun(tb *tab, i int) panelResult {
 // verify does (independently of the page's own verdict, which must agree).
 func checkMatches(t *testing.T, where string, r panelResult) {
 	t.Helper()
-	got := strings.Split(strings.TrimRight(verify.StripANSI(r.Output), "\n"), "\n")
+	got := strings.Split(strings.TrimRight(markdown.StripANSI(r.Output), "\n"), "\n")
 	for i, l := range got {
 		got[i] = strings.TrimRight(l, " \t\r")
 	}
-	ok, diff := verify.Compare(r.Expected, got)
+	ok, diff := markdown.Compare(r.Expected, got)
 	if !ok {
 		var b strings.Builder
 		for _, e := range diff {

@@ -62,18 +62,29 @@ type row struct {
 	lockDelay time.Duration
 	pause     time.Duration
 	think     time.Duration
+	noNotice  bool // the ownership coordinator sends the server no fence notice
 }
 
 var rows = []row{
-	{"unchecked", chubby.SchemeUnchecked, 0, 20 * time.Second, 0},
-	{"lockdelay-short", chubby.SchemeLockDelay, time.Minute, 20 * time.Second, 0},
-	{"lockdelay-long", chubby.SchemeLockDelay, time.Minute, 90 * time.Second, 0},
-	{"cell", chubby.SchemeSequencerAtCell, 0, 20 * time.Second, 0},
-	{"newest", chubby.SchemeSequencerNewest, 0, 20 * time.Second, 0},
-	{"ownership", chubby.SchemeOwnership, 0, 20 * time.Second, 0},
-	{"cell-slow", chubby.SchemeSequencerAtCell, 0, 20 * time.Second, 15 * time.Second},
-	{"newest-slow", chubby.SchemeSequencerNewest, 0, 20 * time.Second, 15 * time.Second},
-	{"ownership-slow", chubby.SchemeOwnership, 0, 20 * time.Second, 15 * time.Second},
+	{"unchecked", chubby.SchemeUnchecked, 0, 20 * time.Second, 0, false},
+	{"lockdelay-short", chubby.SchemeLockDelay, time.Minute, 20 * time.Second, 0, false},
+	{"lockdelay-long", chubby.SchemeLockDelay, time.Minute, 90 * time.Second, 0, false},
+	{"cell", chubby.SchemeSequencerAtCell, 0, 20 * time.Second, 0, false},
+	{"newest", chubby.SchemeSequencerNewest, 0, 20 * time.Second, 0, false},
+	{"ownership", chubby.SchemeOwnership, 0, 20 * time.Second, 0, false},
+	{"cell-slow", chubby.SchemeSequencerAtCell, 0, 20 * time.Second, 15 * time.Second, false},
+	{"newest-slow", chubby.SchemeSequencerNewest, 0, 20 * time.Second, 15 * time.Second, false},
+	{"ownership-slow", chubby.SchemeOwnership, 0, 20 * time.Second, 15 * time.Second, false},
+	{"ownership-quiet", chubby.SchemeOwnership, 0, 20 * time.Second, 15 * time.Second, true},
+}
+
+// protection names the row's protection: its scheme, and whether the
+// ownership coordinator's fence notice is left out.
+func (r row) protection() string {
+	if r.noNotice {
+		return r.scheme.String() + ", no notice"
+	}
+	return r.scheme.String()
 }
 
 func (r row) scenario() chubby.Scenario {
@@ -86,6 +97,7 @@ func (r row) scenario() chubby.Scenario {
 		Lease:      lease,
 		LockDelay:  r.lockDelay,
 		FenceDelay: delay,
+		NoNotice:   r.noNotice,
 		Clients: [][]chubby.Step{
 			{{Kind: chubby.Pause, D: r.pause}, {Kind: chubby.Send, D: delay, Data: "A"}},
 			c2,
@@ -139,7 +151,7 @@ func run(w io.Writer) error {
 			}
 		}
 		fate, v := verdict(res)
-		fmt.Fprintf(w, rowFormat, r.key, r.scheme, d(r.lockDelay), d(r.pause), d(r.think), d(arrived), fate, v)
+		fmt.Fprintf(w, rowFormat, r.key, r.protection(), d(r.lockDelay), d(r.pause), d(r.think), d(arrived), fate, v)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "overwritten: A was applied after B, a write of generation 34.")
@@ -166,7 +178,7 @@ func printTimeline(w io.Writer, key string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s: %s, lock-delay %s, client 1 pauses %s, client 2 thinks %s\n", r.key, r.scheme, d(r.lockDelay), d(r.pause), d(r.think))
+	fmt.Fprintf(w, "%s: %s, lock-delay %s, client 1 pauses %s, client 2 thinks %s\n", r.key, r.protection(), d(r.lockDelay), d(r.pause), d(r.think))
 	for _, t := range res.Trace {
 		who := t.From
 		if t.To != "" {

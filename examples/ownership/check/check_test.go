@@ -211,3 +211,32 @@ func TestReorderBudget(t *testing.T) {
 		t.Fatalf("states in order %d, one overtake %d, any order %d", states[0], states[1], states[2])
 	}
 }
+
+// A late request that takes effect (possible only in the mutant without
+// request epochs) is reported as a RequestEpoch violation, and the state it
+// leaves is the state the record reached: the floor is burnt to the epoch
+// the transition allocated and the owner of an acquired epoch is recorded.
+// A search that looks past the violation (DuplicatedBeginTransfer) goes on
+// from that state, not from one with a stale floor.
+func TestLateRequestCompletesItsTransition(t *testing.T) {
+	m := &model{b: Bounds{Nodes: 2, Epochs: 3, InFlight: 2}, mut: NoRequestEpochs}
+	s := initial()
+	for _, e := range []ownership.Epoch{41, 42} {
+		if _, err := s.rec.Apply(ownership.Command{Op: ownership.OpRevoke, To: nodeNames[0], Epoch: e}); err != nil {
+			t.Fatal(err)
+		}
+		m.burn(s, s.rec.CurrentEpoch())
+	}
+	// Acquire(A)@42 arrives at Unowned(43, A).
+	c := s.clone()
+	v := m.deliverRequest(s, c, msg{kind: request, cmd: ownership.Command{Op: ownership.OpAcquire, Caller: nodeNames[0], Epoch: 42}})
+	if v == nil || v.Property != RequestEpoch || c.ownerAt[slot(43)] != 1 {
+		t.Fatalf("late Acquire: %v, owner of 43 recorded as %d, want RequestEpoch and A (1)", v, c.ownerAt[slot(43)])
+	}
+	// BeginTransfer(A -> B)@41 arrives at Owned(A, 43).
+	d := c.clone()
+	v = m.deliverRequest(c, d, msg{kind: request, cmd: ownership.Command{Op: ownership.OpBeginTransfer, Caller: nodeNames[0], To: nodeNames[1], Epoch: 41}})
+	if v == nil || v.Property != RequestEpoch || d.floor != 44 {
+		t.Fatalf("late BeginTransfer: %v, floor %d, want RequestEpoch and floor 44", v, d.floor)
+	}
+}

@@ -120,7 +120,7 @@ func (m Mutation) String() string {
 		"real model",
 		"epoch allocated at Acquire",
 		"Abort returns to the old owner",
-		"Abort without burning",
+		"Abort not raising the floor",
 		"ValidFence with ==",
 		"floor not durable",
 		"requests without epochs",
@@ -633,8 +633,13 @@ func (m *model) deliverRequest(s, c *State, mm msg) *Violation {
 		}
 		return nil
 	}
+	// The transition took effect: finish it (burn the floor, record the
+	// owner) before reporting anything, so that a search that goes on past
+	// a violation it is not looking for (run's accept) goes on from the
+	// state the record really reached. The first violation is reported.
+	var bad *Violation
 	if mm.cmd.Epoch < cur {
-		return &Violation{RequestEpoch, fmt.Sprintf("%v, issued at %d, took effect at %d", mm.cmd, mm.cmd.Epoch, cur)}
+		bad = &Violation{RequestEpoch, fmt.Sprintf("%v, issued at %d, took effect at %d", mm.cmd, mm.cmd.Epoch, cur)}
 	}
 	if mm.cmd.Op != ownership.OpCompleteRelease && mm.cmd.Op != ownership.OpAcquire {
 		m.burn(c, c.rec.CurrentEpoch())
@@ -643,11 +648,17 @@ func (m *model) deliverRequest(s, c *State, mm msg) *Violation {
 		k := slot(o.Epoch)
 		who := int8(indexOf(o.Owner) + 1)
 		if prev := c.ownerAt[k]; prev != 0 && prev != who {
-			return &Violation{OneOwnerPerEpoch, fmt.Sprintf("epoch %d owned by %s and then by %s", o.Epoch, nodeNames[prev-1], o.Owner)}
+			if bad == nil {
+				bad = &Violation{OneOwnerPerEpoch, fmt.Sprintf("epoch %d owned by %s and then by %s", o.Epoch, nodeNames[prev-1], o.Owner)}
+			}
+		} else {
+			c.ownerAt[k] = who
 		}
-		c.ownerAt[k] = who
 	}
-	return m.checkEpochs(s, c)
+	if v := m.checkEpochs(s, c); bad == nil {
+		bad = v
+	}
+	return bad
 }
 
 // passes is the servers' comparison: ValidFence's >=, or the mutant's ==.

@@ -74,12 +74,25 @@ type Options struct {
 	BodyTimeout, WriteTimeout time.Duration
 	// Raft timing (see replica.Config); zero: hashicorp/raft's defaults.
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
-	// ProducerTTL is how long a producer id is kept without an accepted
-	// append (default 7 days, PROTOCOL.md 5.2.1's recommendation; negative:
-	// for ever). SweepInterval is how often the leader checks for expired
-	// streams and idle producers and, when there are any, commits an
-	// OpSweep that removes them on every voter (default 1 minute).
+	// ProducerTTL is how long an in-memory stream (Dir "") keeps a producer
+	// id without an accepted append: default 7 days, the figure PROTOCOL.md
+	// 5.2.1 gives for in-memory stores; negative: for ever. A durable group
+	// (Dir set) keeps producer state for as long as the stream's data
+	// exists, as 5.2.1 asks of persistent stores, and ignores ProducerTTL
+	// unless ForgetProducers is set. SweepInterval is how often the leader
+	// checks for expired streams and idle producers and, when there are
+	// any, commits an OpSweep that removes them on every voter (default 1
+	// minute).
 	ProducerTTL, SweepInterval time.Duration
+	// ForgetProducers makes a durable group forget idle producers after
+	// ProducerTTL (which must then be positive) all the same. The risk: a
+	// forgotten producer id has no fence and no duplicate detection any
+	// more, so a fenced writer that claims again at an epoch it picks
+	// itself, without reading the stream first, can share an epoch with
+	// the writer that fenced it, and a retry of an append applied before
+	// the sweep is appended twice. Package owner reads the stream before it
+	// claims after "forgotten" and is safe against it; a bare client is not.
+	ForgetProducers bool
 	// Snapshots and log compaction (see replica.Config); zero:
 	// hashicorp/raft's defaults.
 	SnapshotThreshold, TrailingLogs uint64
@@ -321,12 +334,16 @@ func (c *Cluster) raftConfig(opts Options, id string, voters []replica.Peer) rep
 // add opens one voter and its HTTP listener (not yet serving): ln when it
 // is not nil (add owns it, failing or not), else one on httpAddr.
 func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr string, ln net.Listener, url string) error {
+	ttl, err := producerTTL(opts)
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return fmt.Errorf("node: voter %s: %w", cfg.ID, err)
+	}
 	m := newMachine()
 	nd := &Node{ID: cfg.ID, Machine: m.Machine, m: m, stop: make(chan struct{}), done: make(chan struct{}),
-		producerTTL: orDefault(opts.ProducerTTL, 7*24*time.Hour), sweepEvery: orDefault(opts.SweepInterval, time.Minute)}
-	if opts.ProducerTTL < 0 {
-		nd.producerTTL = 0
-	}
+		producerTTL: ttl, sweepEvery: orDefault(opts.SweepInterval, time.Minute)}
 	g, err := replica.Open(cfg, m)
 	if err != nil {
 		if ln != nil {
@@ -403,6 +420,26 @@ func (nd *Node) announce() {
 			cancel()
 		}
 	}
+}
+
+// DefaultProducerTTL is how long an in-memory stream keeps an idle
+// producer id by default: 7 days (PROTOCOL.md 5.2.1, in-memory stores).
+const DefaultProducerTTL = 7 * 24 * time.Hour
+
+// producerTTL returns how long the leader's sweep lets a producer id idle
+// before it forgets it, 0 for never: see Options.ProducerTTL and
+// Options.ForgetProducers. Error: ForgetProducers without a positive
+// ProducerTTL.
+func producerTTL(opts Options) (time.Duration, error) {
+	switch {
+	case opts.ForgetProducers && opts.ProducerTTL <= 0:
+		return 0, fmt.Errorf("forgetting producers needs a positive producer TTL, not %v", opts.ProducerTTL)
+	case opts.Dir != "" && !opts.ForgetProducers:
+		return 0, nil // durable: producer state lives as long as the data
+	case opts.ProducerTTL < 0:
+		return 0, nil
+	}
+	return orDefault(opts.ProducerTTL, DefaultProducerTTL), nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {

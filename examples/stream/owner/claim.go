@@ -34,7 +34,16 @@ func (db *DB) claimOpen(ctx context.Context) error {
 			return err
 		}
 		if won {
-			return db.recoverAfter(ctx, epoch, res)
+			err := db.recoverAfter(ctx, epoch, res)
+			var nf *notFencedError
+			if !errors.As(err, &nf) {
+				return err
+			}
+			// The stream had forgotten the producer: the claim fenced
+			// nothing. Claim again above the epoch it let through.
+			above = max(epoch, nf.Epoch)
+			db.trace(Event{Kind: "lost", Reason: "open", Epoch: epoch, Result: res})
+			continue
 		}
 		// Lost a race: the answer names the epoch that won.
 		above = max(epoch, res.Epoch)
@@ -143,19 +152,30 @@ func (db *DB) catchUp(ctx context.Context) error {
 	return db.log.append(record{T: "ack", I: db.ackIndex, O: next})
 }
 
-// holdsOwnClaim reads the stream after the acknowledged offset and reports
-// whether it holds this open's claim of epoch.
-func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
+// recordsSinceAck is a leader read of the stream from the acknowledged
+// offset, decoded into records; a record that does not decode is an error
+// naming the stream.
+func (db *DB) recordsSinceAck(ctx context.Context) ([]record, error) {
 	db.mu.Lock()
 	from := db.ackOffset
 	db.mu.Unlock()
 	data, _, _, err := db.c.readAll(ctx, from, true)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	recs, err := decode(data)
 	if err != nil {
-		return false, fmt.Errorf("stream %q: %v", db.c.Name, err)
+		return nil, fmt.Errorf("stream %q: %v", db.c.Name, err)
+	}
+	return recs, nil
+}
+
+// holdsOwnClaim reads the stream after the acknowledged offset and reports
+// whether it holds this open's claim of epoch.
+func (db *DB) holdsOwnClaim(ctx context.Context, epoch uint64) (bool, error) {
+	recs, err := db.recordsSinceAck(ctx)
+	if err != nil {
+		return false, err
 	}
 	for _, r := range recs {
 		if r.T == "claim" && r.E == epoch && r.W == db.id && r.N == db.nonce {
@@ -200,6 +220,18 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 		return fmt.Errorf("stream %q: claim of epoch %d not found after offset %s",
 			db.c.Name, epoch, from)
 	}
+	var nf *notFencedError
+	for _, r := range recs[:upTo] {
+		if r.E >= epoch && (nf == nil || r.E > nf.Epoch) {
+			// A stream that fenced the epochs before ours would have
+			// refused our claim; this one forgot the producer and took it.
+			nf = &notFencedError{Stream: db.c.Name, Claimed: epoch, Epoch: r.E, Writer: r.W}
+		}
+	}
+	if nf != nil {
+		db.unsettled()
+		return nf
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	m, err := db.merge(recs[:upTo])
@@ -232,6 +264,22 @@ func (db *DB) recoverAfter(ctx context.Context, epoch uint64, claim AppendResult
 }
 
 // ANCHOR_END: recover
+
+// notFencedError is recoverAfter's answer when the stream accepted a claim
+// of Claimed although it already held a record of Epoch (≥ Claimed, the
+// highest there) by Writer: it had forgotten the producer id (PROTOCOL.md 5.2.1 lets a store
+// expire producer state), so the claim closed nothing and the process is
+// not the owner. The claim is then lost like a race.
+type notFencedError struct {
+	Stream         string
+	Claimed, Epoch uint64
+	Writer         string
+}
+
+func (e *notFencedError) Error() string {
+	return fmt.Sprintf("stream %q accepted the claim of epoch %d after a record of epoch %d by %s: it had forgotten the producer, and the claim fenced nothing",
+		e.Stream, e.Claimed, e.Epoch, e.Writer)
+}
 
 // ANCHOR: merge
 
@@ -340,7 +388,67 @@ func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error
 			Detail: "a claim nobody asked for (" + reason + ") lost to a newer owner",
 		})
 	}
-	return db.recoverAfter(ctx, epoch, res)
+	err = db.recoverAfter(ctx, epoch, res)
+	if nf := (*notFencedError)(nil); errors.As(err, &nf) {
+		return db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: nf.Epoch,
+			Detail: "a claim nobody asked for (" + reason + "): " + nf.Error()})
+	}
+	return err
+}
+
+// claimForgotten is the claim after the stream answered 409 to an append
+// under the process's epoch: it no longer knows the producer id (it
+// expired idle producer state, PROTOCOL.md 5.2.1). A forgetting stream
+// fences nothing, so the stream itself must say who owns the database: the
+// process reads it from where it was acknowledged and resets as fenced if
+// another writer claimed or wrote at its epoch or above after its claim
+// (newerOwner); otherwise it claims one above the highest epoch written or
+// claimed there. Reference: chapter "Owning a database through its
+// stream", section "Claims the package makes on its own".
+func (db *DB) claimForgotten(ctx context.Context) error {
+	recs, err := db.recordsSinceAck(ctx)
+	if err != nil {
+		return err
+	}
+	own := db.Epoch()
+	if r, ok := db.newerOwner(recs, own); ok {
+		return db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: r.E,
+			Detail: "another process claimed or wrote while the stream forgot this process's producer state"})
+	}
+	for _, r := range recs {
+		own = max(own, r.E)
+	}
+	return db.claimUnasked(ctx, "forgotten", own)
+}
+
+// noNewsAfterOwnClaim looks at stream records read from the copy's
+// acknowledged offset. Only those after this copy's last claim there can be
+// news: before its claim of its own epoch, the recovery after that claim
+// read them (after a 412 the copy reads from the start of the new
+// history); before a claim of this open whose answer was lost, they were
+// there when this process took the database over, or that claim would
+// have lost. A record of another writer after that claim resets the
+// database as fenced (detail says why); otherwise it returns the highest
+// epoch of own and of the records, above which the next claim goes.
+func (db *DB) noNewsAfterOwnClaim(recs []record, own uint64, detail string) (uint64, error) {
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		ours := r.N == db.nonce || (own > 0 && r.E == own)
+		if r.T == "claim" && r.W == db.id && ours {
+			recs = recs[i+1:]
+			own = max(own, r.E)
+			break
+		}
+	}
+	for _, r := range recs {
+		if r.W != db.id {
+			return own, db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: r.E, Detail: detail})
+		}
+		// Our own claim whose answer was lost is on the stream: the next
+		// claim goes above it.
+		own = max(own, r.E)
+	}
+	return own, nil
 }
 
 // goLive ends an offline open. It reads the stream from where the copy was
@@ -373,30 +481,9 @@ func (db *DB) goLive(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stream %q: %v", db.c.Name, err)
 	}
-	own := db.Epoch()
-	// Only records after this copy's last claim on the stream can be news:
-	// before its claim of its own epoch, the recovery after that claim read
-	// them (after a 412 the copy reads from the start of the new history);
-	// before a claim of this open whose answer was lost, they were there
-	// when this process took the database over, or that claim would have
-	// lost.
-	for i := len(recs) - 1; i >= 0; i-- {
-		r := recs[i]
-		ours := r.N == db.nonce || (own > 0 && r.E == own)
-		if r.T == "claim" && r.W == db.id && ours {
-			recs = recs[i+1:]
-			own = max(own, r.E)
-			break
-		}
-	}
-	for _, r := range recs {
-		if r.W != db.id {
-			return db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: r.E,
-				Detail: "another process wrote or claimed while this open was offline"})
-		}
-		// Our own claim whose answer was lost is on the stream: the next
-		// claim goes above it.
-		own = max(own, r.E)
+	own, err := db.noNewsAfterOwnClaim(recs, db.Epoch(), "another process wrote or claimed while this open was offline")
+	if err != nil {
+		return err
 	}
 	return db.claimUnasked(ctx, "live", own)
 }
@@ -443,7 +530,7 @@ func (db *DB) push(ctx context.Context) (int, error) {
 			}
 			// The stream does not know this producer at this sequence
 			// number (it forgot an idle producer): claim again.
-			if err := db.claimUnasked(ctx, "forgotten", db.Epoch()); err != nil {
+			if err := db.claimForgotten(ctx); err != nil {
 				return appended, err
 			}
 		case http.StatusRequestEntityTooLarge:
@@ -529,6 +616,14 @@ func (db *DB) probe(ctx context.Context) error {
 		if b == nil {
 			return fmt.Errorf("%s: synced before any claim", db.dir)
 		}
+		if b.seq == 0 {
+			// The last acknowledged append is the claim. Sent again to a
+			// stream that has forgotten the producer, it would be applied
+			// anew, as a claim of this epoch after any newer one. A leader
+			// read is the round trip instead: a newer owner's claim is a
+			// record in the stream.
+			return db.readProbe(ctx, epoch)
+		}
 		res, err := db.c.Append(ctx, epoch, b.seq, inc, b.body)
 		if err != nil {
 			return err
@@ -543,7 +638,7 @@ func (db *DB) probe(ctx context.Context) error {
 			if res.Closed {
 				return closedStream(epoch, b.seq, db.c.Name)
 			}
-			if err := db.claimUnasked(ctx, "forgotten", db.Epoch()); err != nil {
+			if err := db.claimForgotten(ctx); err != nil {
 				return err
 			}
 			return nil // the claim was the round trip
@@ -556,6 +651,45 @@ func (db *DB) probe(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("probe on %q: the stream kept changing its history", db.c.Name)
+}
+
+// readProbe is the round trip of Synced when the process has sent nothing
+// since its claim of epoch: a leader read from the acknowledged offset. A
+// record of another writer at epoch or above, after the process's claim,
+// is a newer owner's, and the database resets as fenced; one below it is a
+// stale resend that a stream which forgot the producer took (a stream that
+// fences would have refused it), and is no owner.
+func (db *DB) readProbe(ctx context.Context, epoch uint64) error {
+	recs, err := db.recordsSinceAck(ctx)
+	if err != nil {
+		return err
+	}
+	db.trace(Event{Kind: "probe", Epoch: epoch, Seq: 0})
+	if r, ok := db.newerOwner(recs, epoch); ok {
+		return db.reset(&ResetError{Kind: ResetFenced, Epoch: epoch, Current: r.E,
+			Detail: fmt.Sprintf("the stream holds %s's record of epoch %d after this process's claim", r.W, r.E)})
+	}
+	return nil
+}
+
+// newerOwner returns the first record, among recs read from the copy's
+// acknowledged offset, of another writer at epoch own or above after this
+// process's claim of own (all of recs when the claim lies before the
+// acknowledged offset). Lower epochs of other writers are stale resends
+// that a stream which forgot the producer applied; they own nothing.
+func (db *DB) newerOwner(recs []record, own uint64) (record, bool) {
+	for i, r := range recs {
+		if r.T == "claim" && r.W == db.id && r.N == db.nonce && r.E == own {
+			recs = recs[i+1:]
+			break
+		}
+	}
+	for _, r := range recs {
+		if r.W != db.id && r.E >= own {
+			return r, true
+		}
+	}
+	return record{}, false
 }
 
 // ANCHOR: history

@@ -370,10 +370,12 @@ func TestRecoveryAfterTheClaim(t *testing.T) {
 }
 
 // TestRecoveryFailure checks that a recovery that fails after its claim won
-// (here, the rewrite of the local log) leaves the process to go live again
-// rather than to write under the epoch its own claim closed, which would
-// fence it by its own hand. Reference: chapter "Owning a database through its stream",
-// sections "Recovery after the claim" and "Claims the package makes on its own".
+// (here, the rewrite of the local log) changes neither the local log nor
+// the copy, and that the next open claims again, above the claim that
+// failed, and recovers: A crashes with a commit pending, B opens and
+// writes, and A's reopen must replace its pending commit by B's, with the
+// rewrite failing the first time. Reference: chapter "Owning a database
+// through its stream", sections "Recovery after the claim" and "The claim".
 func TestRecoveryFailure(t *testing.T) {
 	ts := newTestStream(t)
 	dirA := t.TempDir()
@@ -381,48 +383,49 @@ func TestRecoveryFailure(t *testing.T) {
 	a.Put("a", "1")
 	a.Synced(bg)
 	a.Put("mine", "lost")
-	ts.forgetProducer()
+	a.Close() // A stops with "mine" pending
 	b, _ := ts.mustOpen(t.TempDir(), "B")
 	b.Put("x", "9")
 	if err := b.Synced(bg); err != nil {
 		t.Fatal(err)
 	}
-	ts.forgetProducer()
-	// A's claim of epoch 2 will apply; its recovery must rewrite the log
-	// (B's commit replaces A's pending one), and the rewrite fails.
 	tmp := filepath.Join(dirA, "log.tmp")
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Synced(bg); err == nil || errors.Is(err, ErrReset) {
-		t.Fatalf("Synced with a failing rewrite = %v, want an error, not a reset", err)
+	c, _ := ts.client()
+	if db, err := Open(bg, dirA, Options{Stream: c, Manual: true}); err == nil || errors.Is(err, ErrReset) {
+		if db != nil {
+			db.Close()
+		}
+		t.Fatalf("open with a failing rewrite = %v, want an error, not a reset", err)
 	}
 	os.Remove(tmp)
-	err := a.Synced(bg)
-	if errors.Is(err, ErrReset) {
-		t.Fatalf("Synced after the failed recovery = %v: the process fenced itself", err)
+	c, _ = ts.client()
+	a2, err := Open(bg, dirA, Options{Stream: c, Manual: true})
+	if err != nil {
+		t.Fatalf("open after the failed recovery = %v", err)
 	}
-	if !errors.Is(err, ErrDiscarded) {
-		t.Errorf("Synced after the failed recovery = %v, want ErrDiscarded", err)
+	if e := a2.Epoch(); e != 4 {
+		t.Errorf("A's epoch %d, want 4: above B's 2 and its own failed claim of 3", e)
 	}
-	if err := a.Synced(bg); err != nil {
-		t.Errorf("Synced once more = %v", err)
+	if err := a2.Synced(bg); err != nil {
+		t.Errorf("Synced = %v", err)
 	}
 	if got := keys(ts.history()); got != "a=1 x=9" {
 		t.Errorf("stream %q, want a=1 x=9", got)
 	}
-	// The local log says what memory says: the failed rewrite changed
-	// neither, the second one both.
-	a.Put("y", "1")
-	a.Close()
+	// The local log says what memory says.
+	a2.Put("y", "1")
+	a2.Close()
 	c, l := ts.client()
 	l.setDown(true)
-	a2, err := Open(bg, dirA, Options{Stream: c, Manual: true})
+	a3, err := Open(bg, dirA, Options{Stream: c, Manual: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a2.Close()
-	if got := keys(commitsOf(t, a2)); got != "a=1 x=9 y=1" {
+	defer a3.Close()
+	if got := keys(commitsOf(t, a3)); got != "a=1 x=9 y=1" {
 		t.Errorf("A's reopened copy = %q, want a=1 x=9 y=1", got)
 	}
 }
@@ -695,10 +698,11 @@ func TestClaimsNobodyAskedFor(t *testing.T) {
 	})
 
 	t.Run("forgotten twice, another owner wrote in between", func(t *testing.T) {
-		// With the producer forgotten, B's claim of epoch 2 and A's claim
-		// nobody asked for, also of epoch 2, both apply. A's recovery finds
-		// B's commit where its pending one should be, discards its own, and
-		// Synced says so instead of returning nil.
+		// With the producer forgotten, B's claim of epoch 2 applies though
+		// it fences nothing. Before its claim nobody asked for, A reads the
+		// stream, finds B's claim and commit after its own last claim, and
+		// resets as fenced: a claim of its own epoch + 1 would also be 2,
+		// next to B's.
 		ts := newTestStream(t)
 		a, _ := ts.mustOpen(t.TempDir(), "A")
 		a.Put("a", "1")
@@ -711,11 +715,8 @@ func TestClaimsNobodyAskedFor(t *testing.T) {
 			t.Fatal(err)
 		}
 		ts.forgetProducer()
-		if err := a.Synced(bg); !errors.Is(err, ErrDiscarded) {
-			t.Fatalf("Synced = %v, want ErrDiscarded", err)
-		}
-		if got := keys(commitsOf(t, a)); got != "a=1 x=9" {
-			t.Errorf("A's copy = %q, want the stream's a=1 x=9", got)
+		if err := a.Synced(bg); !errors.Is(err, ErrFenced) {
+			t.Fatalf("Synced = %v, want ErrFenced", err)
 		}
 		if got := keys(ts.history()); got != "a=1 x=9" {
 			t.Errorf("stream %q", got)

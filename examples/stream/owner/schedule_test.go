@@ -97,7 +97,8 @@ type fenceMark struct {
 
 // TestSchedules runs randomized schedules of two and three owners of one
 // database against a three-voter stream, with crashes, restarts,
-// partitions, lost requests, lost answers and a leader voter's crash, and
+// partitions, lost requests, lost answers, a leader voter's crash and the
+// stream forgetting its producers (an expiry sweep), and
 // checks after each one:
 //   - no commit that Synced acknowledged is lost: it is in the stream's
 //     history at its index;
@@ -121,7 +122,7 @@ func TestSchedules(t *testing.T) {
 	}
 	rs := raftStream{c}
 	base := t.TempDir()
-	var runs, withThree, steps, synced, fences, liveClaims, voterCrashes, interleaved atomic.Int64
+	var runs, withThree, steps, synced, fences, liveClaims, voterCrashes, interleaved, forgets atomic.Int64
 
 	schedule := func(rt *rapid.T) {
 		n := runs.Add(1)
@@ -157,6 +158,7 @@ func TestSchedules(t *testing.T) {
 		var wins []liveWin
 		var marks []fenceMark
 		keyN := 0
+		forgot := 0 // producer forgettings in this schedule
 		defer func() {
 			for _, p := range procs {
 				if p.db != nil {
@@ -240,8 +242,8 @@ func TestSchedules(t *testing.T) {
 				}
 			}
 			p := procs[rapid.IntRange(0, owners-1).Draw(rt, "proc")]
-			action := rapid.SampledFrom([]string{"open", "put", "put", "synced", "synced", "push", "crash", "partition", "drop", "drop-claim", "open-during"}).Draw(rt, "action")
-			if p.db == nil && action != "partition" && action != "drop" && action != "drop-claim" && action != "open-during" {
+			action := rapid.SampledFrom([]string{"open", "put", "put", "synced", "synced", "push", "crash", "partition", "drop", "drop-claim", "open-during", "forget"}).Draw(rt, "action")
+			if p.db == nil && action != "partition" && action != "drop" && action != "drop-claim" && action != "open-during" && action != "forget" {
 				action = "open"
 			}
 			switch action {
@@ -288,6 +290,19 @@ func TestSchedules(t *testing.T) {
 				p.drop = rapid.SampledFrom([]string{"request", "answer"}).Draw(rt, "drop")
 			case "drop-claim":
 				p.dropClaim = rapid.SampledFrom([]string{"request", "answer"}).Draw(rt, "dropClaim")
+			case "forget":
+				// The stream forgets every idle producer, as a store that
+				// expires producer state does (PROTOCOL.md 5.2.1): a sweep
+				// through the log a week after the servers' standing clock.
+				const week = int64(7 * 24 * time.Hour)
+				cx, cancel := opCtx()
+				_, err := c.Apply(cx, stream.Command{Op: stream.OpSweep, Now: time.Unix(1e9, 0).UnixNano() + week, ProducerTTL: week}.Encode())
+				cancel()
+				if err != nil {
+					rt.Fatalf("sweep: %v", err)
+				}
+				forgets.Add(1)
+				forgot++
 			case "open-during":
 				// Another process, crashed or fenced, opens while p's next
 				// claim (or a probe resending one) is on its way: after p's
@@ -310,12 +325,16 @@ func TestSchedules(t *testing.T) {
 		var lastEpoch uint64
 		pos := map[[2]string]int{}
 		for i, r := range recs {
-			if r.E < lastEpoch {
+			// A stream that forgot its producers takes a claim below a
+			// newer one (an open claiming above the epochs its copy has
+			// seen); the claimant's recovery finds the newer record and
+			// claims again above it. No commit may follow a newer epoch.
+			if r.E < lastEpoch && (r.T == "commit" || forgot == 0) {
 				rt.Fatalf("record %d (%+v) has epoch %d after epoch %d: a fenced append applied", i, r, r.E, lastEpoch)
 			}
-			lastEpoch = r.E
-			if r.T == "claim" {
-				pos[[2]string{r.W, fmt.Sprint(r.E)}] = i
+			lastEpoch = max(lastEpoch, r.E)
+			if _, again := pos[[2]string{r.W, fmt.Sprint(r.E)}]; r.T == "claim" && !again {
+				pos[[2]string{r.W, fmt.Sprint(r.E)}] = i // a claim applied anew repeats it
 			}
 			if r.T != "commit" {
 				continue
@@ -345,7 +364,9 @@ func TestSchedules(t *testing.T) {
 		for _, m := range marks {
 			newer := false
 			for _, r := range recs {
-				newer = newer || (r.T == "claim" && r.E > m.epoch && (r.W != m.writer || r.N != m.nonce))
+				// A stream that forgot its producers lets another claim
+				// of the same epoch apply; that one fences too.
+				newer = newer || (r.T == "claim" && (r.E > m.epoch || forgot > 0 && r.E == m.epoch) && (r.W != m.writer || r.N != m.nonce))
 			}
 			if !newer {
 				rt.Fatalf("%s was fenced at epoch %d, but nobody else claimed a newer epoch: it fenced itself", m.writer, m.epoch)
@@ -361,8 +382,8 @@ func TestSchedules(t *testing.T) {
 	for range 3 {
 		rapid.Check(t, schedule)
 	}
-	t.Logf("%d schedules ran (%d with three owners), %d steps, %d Synced acknowledged, %d fenced resets, %d live claims won, %d leader voter crashes, %d opens during another's claim",
-		runs.Load(), withThree.Load(), steps.Load(), synced.Load(), fences.Load(), liveClaims.Load(), voterCrashes.Load(), interleaved.Load())
+	t.Logf("%d schedules ran (%d with three owners), %d steps, %d Synced acknowledged, %d fenced resets, %d live claims won, %d leader voter crashes, %d opens during another's claim, %d producer forgettings",
+		runs.Load(), withThree.Load(), steps.Load(), synced.Load(), fences.Load(), liveClaims.Load(), voterCrashes.Load(), interleaved.Load(), forgets.Load())
 	// The checks above hold vacuously for a case that never happened. A
 	// default run (300 schedules; a typical one has about 30 opens during a
 	// claim and 40 voter crashes) must have exercised each case the chapter
@@ -372,7 +393,8 @@ func TestSchedules(t *testing.T) {
 			what string
 			n    int64
 		}{{"schedules with three owners", withThree.Load()}, {"fenced resets", fences.Load()},
-			{"leader voter crashes", voterCrashes.Load()}, {"opens during another's claim", interleaved.Load()}} {
+			{"leader voter crashes", voterCrashes.Load()}, {"opens during another's claim", interleaved.Load()},
+			{"producer forgettings", forgets.Load()}} {
 			if c.n == 0 {
 				t.Errorf("%d schedules produced no %s: the checks for that case tested nothing", runs.Load(), c.what)
 			}

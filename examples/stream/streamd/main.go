@@ -59,7 +59,8 @@ func main() {
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
 	maxBody := flag.Int64("max-body", 1<<20, "largest request body in bytes (larger: 413)")
 	maxProducerID := flag.Int("max-producer-id", 256, "longest Producer-Id in bytes (longer: 400)")
-	producerTTL := flag.Duration("producer-ttl", 7*24*time.Hour, "forget a producer id after this long without an accepted append (PROTOCOL.md 5.2.1 recommends 7 days; negative: never)")
+	producerTTL := flag.Duration("producer-ttl", 0, "without -data: forget a producer id after this long without an accepted append (0: 7 days, PROTOCOL.md 5.2.1's figure for in-memory stores; negative: never); with -data producer state is kept as long as the stream's data, unless -forget-producers")
+	forgetProducers := flag.Bool("forget-producers", false, "with -data: forget idle producers after -producer-ttl all the same; risk: a forgotten producer has no fence and no duplicate detection, so a writer that re-claims without reading the stream can share an epoch with the one that fenced it, and a late retry is appended twice")
 	sweepInterval := flag.Duration("sweep-interval", time.Minute, "how often the leader reclaims expired streams and idle producers through the log")
 	heartbeat := flag.Duration("raft-heartbeat", 0, "Raft heartbeat timeout: a follower that hears no leader this long starts an election (0: hashicorp/raft's 1s)")
 	election := flag.Duration("raft-election", 0, "Raft election timeout (0: hashicorp/raft's 1s)")
@@ -70,7 +71,7 @@ func main() {
 	flag.Parse()
 
 	opts := node.Options{Voters: *cluster, Dir: *data, HTTPAddr: *addr, RaftAddr: *raftAddr,
-		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, ProducerTTL: *producerTTL, SweepInterval: *sweepInterval, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
+		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, ProducerTTL: *producerTTL, ForgetProducers: *forgetProducers, SweepInterval: *sweepInterval, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
 		LeaderLeaseTimeout: *lease, SnapshotThreshold: *snapThreshold, TrailingLogs: *trailing, SnapshotInterval: *snapInterval}
 	if *id != "" {
 		if *cluster != 1 {

@@ -1,4 +1,4 @@
-package verify
+package markdown
 
 import (
 	"errors"
@@ -199,8 +199,8 @@ func TestPackageArgs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := packageArgs(w); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("packageArgs(%q) = %q, want %q", tt.cmd, got, tt.want)
+		if got := PackageArgs(w); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("PackageArgs(%q) = %q, want %q", tt.cmd, got, tt.want)
 		}
 	}
 }
@@ -246,7 +246,7 @@ func FuzzParseTranscript(f *testing.F) {
 					gotA = append(gotA, e.Text)
 				}
 			}
-			if !reflect.DeepEqual(gotA, trimTrailingBlank(append([]string(nil), actual...))) && len(trimTrailingBlank(append([]string(nil), actual...))) == len(actual) {
+			if !reflect.DeepEqual(gotA, TrimTrailingBlank(append([]string(nil), actual...))) && len(TrimTrailingBlank(append([]string(nil), actual...))) == len(actual) {
 				t.Fatalf("diff actual side %q, want %q", gotA, actual)
 			}
 			if fd := FirstDifference(diff, len(c.Expected)); fd > len(c.Expected) {

@@ -1,7 +1,6 @@
-package verify
+package markdown
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -50,9 +49,35 @@ func ParseTranscript(lines []string) ([]Command, error) {
 		c.Expected = append(c.Expected, l)
 	}
 	for i := range cmds {
-		cmds[i].Expected = trimTrailingBlank(cmds[i].Expected)
+		cmds[i].Expected = TrimTrailingBlank(cmds[i].Expected)
 	}
 	return cmds, nil
+}
+
+// TranscriptAttr is the info-string attribute that makes a console block a
+// transcript whatever it holds ("```console transcript"): its commands are
+// run and every one that bookgen cannot run is an error, as in a book
+// that sets [bookgen] strict-console.
+const TranscriptAttr = "transcript"
+
+// IsTranscript reports whether the lines of a console block read as a
+// transcript bookgen runs: at least one command line ("$ " and the
+// command, see ParseTranscript) is "go run ..." or "go test ...". Other
+// console blocks ("$ cargo run", a shell session, output with no "$"
+// line) are shown as they are. A block that holds one go command is a
+// transcript whole: its other commands, or text before its first "$"
+// line, are ParseTranscript's and verify's errors, never skipped.
+func IsTranscript(lines []string) bool {
+	for _, l := range lines {
+		if l != "$" && !strings.HasPrefix(l, "$ ") {
+			continue
+		}
+		f := strings.Fields(l[1:])
+		if len(f) >= 2 && f[0] == "go" && (f[1] == "run" || f[1] == "test") {
+			return true
+		}
+	}
+	return false
 }
 
 // TranscriptError is a malformed console block: Line is the 0-based index
@@ -64,7 +89,9 @@ type TranscriptError struct {
 
 func (e *TranscriptError) Error() string { return e.Msg }
 
-func trimTrailingBlank(ls []string) []string {
+// TrimTrailingBlank returns ls without its trailing lines that are empty or
+// white space only (the same backing array).
+func TrimTrailingBlank(ls []string) []string {
 	for len(ls) > 0 && strings.TrimSpace(ls[len(ls)-1]) == "" {
 		ls = ls[:len(ls)-1]
 	}
@@ -76,97 +103,6 @@ func clip(s string) string {
 		return string(r[:60]) + "…"
 	}
 	return s
-}
-
-// ErrShellSyntax is returned by SplitCommand for text that needs a shell
-// (pipes, redirections, substitutions, globbing, variables, several
-// commands): bookgen runs commands without one.
-var ErrShellSyntax = errors.New("shell syntax is not supported")
-
-// SplitCommand splits a command line into words the way a POSIX shell
-// would for simple words: blanks separate words, '...' quotes literally,
-// "..." quotes with \" \\ \$ \` escapes, and a backslash outside quotes
-// escapes the next character. Unquoted | & ; < > ( ) $ ` * ? [ ~ and a
-// leading NAME=value are refused with ErrShellSyntax, because no shell
-// interprets them.
-func SplitCommand(s string) ([]string, error) {
-	var words []string
-	var w strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, w.String())
-				w.Reset()
-				inWord = false
-			}
-		case c == '\\':
-			if i+1 >= len(s) {
-				return nil, fmt.Errorf("trailing backslash in %q", s)
-			}
-			i++
-			w.WriteByte(s[i])
-			inWord = true
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated ' in %q", s)
-			}
-			w.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				switch {
-				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0:
-					i++
-					w.WriteByte(s[i])
-				case s[i] == '$' || s[i] == '`':
-					return nil, fmt.Errorf("%w: %q substitutes inside \"...\" in %q", ErrShellSyntax, s[i], s)
-				default:
-					w.WriteByte(s[i])
-				}
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("unterminated \" in %q", s)
-			}
-			inWord = true
-		case strings.IndexByte("|&;<>()$`*?[~#", c) >= 0:
-			if c == '#' && inWord {
-				w.WriteByte(c)
-				continue
-			}
-			if c == '~' && inWord {
-				w.WriteByte(c)
-				continue
-			}
-			return nil, fmt.Errorf("%w: unquoted %q in %q", ErrShellSyntax, c, s)
-		case c == '=' && len(words) == 0 && inWord && isName(w.String()):
-			return nil, fmt.Errorf("%w: environment assignment %s= in %q", ErrShellSyntax, w.String(), s)
-		default:
-			w.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, w.String())
-	}
-	return words, nil
-}
-
-func isName(s string) bool {
-	if s == "" || s[0] >= '0' && s[0] <= '9' {
-		return false
-	}
-	for _, c := range s {
-		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // AnyLines is the expected-output line that matches any number of output
@@ -219,8 +155,8 @@ type Edit struct {
 // needs no table. A cached transcript is checked this way on every
 // rebuild.
 func Matches(expected, actual []string) bool {
-	expected = trimTrailingBlank(expected)
-	actual = trimTrailingBlank(actual)
+	expected = TrimTrailingBlank(expected)
+	actual = TrimTrailingBlank(actual)
 	i, j := 0, 0
 	star, mark := -1, 0 // the last "..." seen, and the actual line it absorbs up to
 	for j < len(actual) {
@@ -249,8 +185,8 @@ func Matches(expected, actual []string) bool {
 // of the two with the fewest '-' and '+' lines. Lines absorbed by "..." are
 // shown as matched. Trailing blank lines of both sides are ignored.
 func Compare(expected, actual []string) (ok bool, diff []Edit) {
-	expected = trimTrailingBlank(expected)
-	actual = trimTrailingBlank(actual)
+	expected = TrimTrailingBlank(expected)
+	actual = TrimTrailingBlank(actual)
 	n, m := len(expected), len(actual)
 	// cost[i][j] is the fewest edits aligning expected[i:] with actual[j:].
 	cost := make([][]int32, n+1)

@@ -1,4 +1,4 @@
-package verify
+package markdown
 
 import "strings"
 
@@ -71,4 +71,21 @@ func unquote(v string) string {
 		return v[1 : len(v)-1]
 	}
 	return strings.Trim(v, `"'`)
+}
+
+// Checkable reports whether a fenced block with this language and these
+// attributes (ParseInfo's) is of a kind verification checks: a go block
+// (compiled or parsed), a console block (a transcript to run, unless
+// verification finds it is not one), and a figure that is a program's
+// output (d2 with run=). A page may show such a block only with the
+// verdict verification gave it (verify.BlockVerdict), "ignore" included.
+func Checkable(lang string, attrs map[string]string) bool {
+	switch lang {
+	case "go", "console":
+		return true
+	case "d2":
+		_, run := attrs["run"]
+		return run
+	}
+	return false
 }

@@ -1,12 +1,10 @@
-package verify
+package markdown
 
 import (
 	"sort"
 	"strings"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/text"
 )
 
 // Block is a fenced code block found in expanded Markdown.
@@ -40,7 +38,7 @@ func FindBlocks(md []byte) []Block {
 	lineOf := func(off int) int { // 1-based
 		return sort.Search(len(starts), func(i int) bool { return starts[i] > off })
 	}
-	doc := goldmark.DefaultParser().Parse(text.NewReader(md))
+	doc := Parse(md)
 	var blocks []Block
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		fc, ok := n.(*ast.FencedCodeBlock)
