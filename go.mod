@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/bep/goat v0.5.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1

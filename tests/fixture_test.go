@@ -189,6 +189,9 @@ var badFixtures = []struct {
 		"# Chapter\n\nAn example ([ExampleNext](../examples/calc/calc_test.go#ExampleNext)).\n")},
 	{name: "claim-missing", file: "book/ch.md", line: 3, msg: "claim TestSkipped was skipped", mutate: writeChapter(
 		"# Chapter\n\nA skipped test ([TestSkipped](../examples/calc/calc_test.go#TestSkipped)).\n")},
+	{name: "claim-ran-nothing", file: "book/ch.md", line: 3, msg: "claim TestAllSkipped checked nothing in go test ./examples/calc: every one of its subtests was skipped"},
+	{name: "claim-ran-nothing", file: "book/ch.md", line: 4, msg: "claim FuzzNoSeeds ran no input in go test ./examples/calc: its seed corpus is empty"},
+	{name: "claim-ran-nothing", file: "book/ch.md", line: 5, msg: "ExampleNext in examples/calc/calc_test.go has an empty // Output: comment"},
 	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "claim TestNext failed in go test ./examples/calc (alone: go test -run '^TestNext$' ./examples/calc)"},
 	{name: "claim-fails", file: "book/ch.md", line: 4, msg: "Next(3) = 5, want 4"},
 	{name: "bad-utf8", file: "book/ch.md", line: 3, msg: "invalid UTF-8", mutate: func(t *testing.T, root string) {

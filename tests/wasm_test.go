@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -25,12 +24,12 @@ const wasmBudget = 3 << 20
 var panelWasm = regexp.MustCompile(`<div class="run" data-wasm="([^"]+)" data-exec="([^"]+)"[^>]* data-pkg="([^"]+)"`)
 
 // checkPrograms checks the programs of a built site against the build's
-// report and against go itself: each program whose js/wasm import graph
-// reaches package net is marked not runnable, with its command and the
-// reason on the page and no run panel; every other one has its binary in
-// the site under a name holding the hash of its content, and a run panel
-// pointing at it and at the toolchain's own wasm_exec.js. want names
-// programs that must be runnable (true) or not (false).
+// report: each program that is not runnable is marked so on the page,
+// with its command and the reason, and has no run panel; every runnable
+// one was verified in a JavaScript engine (Program.Engine), has its
+// binary in the site under a name holding the hash of its content, and a
+// run panel pointing at it and at the toolchain's own wasm_exec.js. want
+// names programs that must be runnable (true) or not (false).
 func checkPrograms(t *testing.T, root string, res *build.Result, want map[string]bool) {
 	t.Helper()
 	out := res.Out
@@ -61,21 +60,10 @@ func checkPrograms(t *testing.T, root string, res *build.Result, want map[string
 	seen := map[string]bool{}
 	for _, p := range res.Report.Programs {
 		seen[p.Package] = true
-		cmd := exec.Command("go", "list", "-deps", p.Package)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-		deps, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", p.Package, err)
-		}
-		socket := slices.Contains(strings.Fields(string(deps)), "net")
 		if r, ok := want[p.Package]; ok && r != p.Runnable {
 			t.Errorf("%s: runnable %v, want %v (%s)", p.Package, p.Runnable, r, p.Reason)
 		}
 		if !p.Runnable {
-			if !socket {
-				t.Logf("%s: not runnable though it does not import net: %s", p.Package, p.Reason)
-			}
 			note := `<p class="run-note">Runs on your machine only (<code>go run ` + p.Package
 			if !strings.Contains(pages, note) || !strings.Contains(pages, html.EscapeString(p.Reason)) {
 				t.Errorf("%s is not runnable (%s) but no page says so with the reason", p.Package, p.Reason)
@@ -85,8 +73,8 @@ func checkPrograms(t *testing.T, root string, res *build.Result, want map[string
 			}
 			continue
 		}
-		if socket {
-			t.Errorf("%s imports net for js/wasm but is marked runnable", p.Package)
+		if !strings.HasPrefix(p.Engine, "node v") {
+			t.Errorf("%s is runnable but was not verified in a JavaScript engine (engine %q)", p.Package, p.Engine)
 		}
 		name := render.WasmName(p)
 		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
@@ -128,8 +116,8 @@ func checkPrograms(t *testing.T, root string, res *build.Result, want map[string
 }
 
 // TestRunFixturePrograms builds the browser tests' run fixture (a
-// program with flags, one that fails, one that opens a socket, one whose
-// js/wasm build fails) and checks its programs (checkPrograms), and that a
+// program with flags, one that fails, one that listens and dials on
+// loopback, one that needs a disk, one whose js/wasm build fails) and checks its programs (checkPrograms), and that a
 // rebuild starts no wasm build.
 func TestRunFixturePrograms(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "run")
@@ -140,7 +128,7 @@ func TestRunFixturePrograms(t *testing.T) {
 		build.PrintError(testWriter{t}, err)
 		t.Fatal("the run fixture does not build")
 	}
-	checkPrograms(t, root, res, map[string]bool{"./examples/count": true, "./examples/fail": true, "./examples/dial": false, "./examples/rlimit": false})
+	checkPrograms(t, root, res, map[string]bool{"./examples/count": true, "./examples/fail": true, "./examples/dial": true, "./examples/disk": false, "./examples/rlimit": false})
 	for _, p := range res.Report.Programs {
 		if p.Package == "./examples/rlimit" && !strings.Contains(p.Reason, "does not build for js/wasm: examples/rlimit/main.go:11:") {
 			t.Errorf("rlimit's reason %q does not give the build error at its file:line", p.Reason)

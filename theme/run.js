@@ -19,6 +19,11 @@
   const scriptURL = document.currentScript && document.currentScript.src;
   const root = new URL(document.body.dataset.root || "", location.href);
 
+  // maxOutput bounds what one run may print into the panel, in characters:
+  // a program printing without end is stopped there, and the tab stays
+  // responsive. The book's programs print a few kilobytes.
+  const maxOutput = 1 << 20;
+
   // anyLines and anyText mirror verify.AnyLines and verify.AnyText.
   const anyLines = "...";
   const anyText = "[..]";
@@ -112,6 +117,7 @@
     if (panel.worker) {
       panel.worker.terminate();
       panel.worker = null;
+      clearInterval(panel.ticker);
       button.textContent = "Run";
       setStatus(panel, "Stopped.", "stopped");
       return;
@@ -128,8 +134,10 @@
     button.textContent = "Stop";
     const w = new Worker(scriptURL);
     panel.worker = w;
+    let ticker = 0;
     const finish = () => {
       w.terminate();
+      clearInterval(ticker);
       if (panel.worker === w) panel.worker = null;
       button.textContent = "Run";
     };
@@ -137,11 +145,26 @@
       if (panel.worker !== w) return;
       const m = e.data;
       if (m.out !== undefined) {
+        if (text.length + m.out.length > maxOutput) {
+          const room = maxOutput - text.length;
+          text += m.out.slice(0, room);
+          out.append(m.out.slice(0, room));
+          finish();
+          panel.dataset.output = text;
+          setStatus(panel, "Stopped: the program printed more than " + (maxOutput >> 20) + " MiB.", "stopped");
+          return;
+        }
         text += m.out;
         out.append(m.out);
       } else if (m.loaded !== undefined) {
         panel.dataset.loadMs = String(Math.round(m.loaded));
+        const t0 = performance.now();
         setStatus(panel, "Running…", "running");
+        // Progress for a long run (a Raft group electing, a model
+        // check): the seconds it has run, until it ends or is stopped.
+        ticker = panel.ticker = setInterval(() => {
+          setStatus(panel, "Running… " + Math.floor((performance.now() - t0) / 1000) + " s (Stop ends it)", "running");
+        }, 1000);
       } else if (m.error !== undefined) {
         finish();
         setStatus(panel, "Could not run the program: " + m.error, "error");

@@ -23,6 +23,35 @@ func TestNoSpreadSplitsVotes(t *testing.T) {
 	}
 }
 
+// Why no spread cannot converge when the network is uniform. The leader's
+// last heartbeat starts every follower's timer at its arrival time, so the
+// timers are apart by at most DelayMax−DelayMin. With no timeout spread a
+// follower's timer fires at its start plus a whole number of timeouts, and
+// a candidate's RequestVote takes at least DelayMin to arrive; when
+// DelayMax−DelayMin < DelayMin, every other follower has already stood in
+// the same term, voted for itself and refused the request before it
+// arrives. Refusals reset no timer (Raft §5.2), so the offsets, and the
+// split, repeat in every term. When the delay spread exceeds DelayMin, a
+// follower can be ahead by more than a message's trip and win. The check
+// runs both sides of that line. Reference: Raft §5.2, §9.3
+func TestNoSpreadConvergesOnlyWithNetworkJitter(t *testing.T) {
+	for _, d := range [][2]time.Duration{{1, 2}, {2, 3}, {2, 4}, {5, 10}} {
+		r := Elect(ElectionSetup{TimeoutMin: 150 * ms, TimeoutMax: 150 * ms,
+			DelayMin: d[0] * ms, DelayMax: d[1] * ms, Trials: 100, Seed: 1})
+		if r.Elected != 0 {
+			t.Errorf("delay %d–%d ms (spread ≤ minimum): %d of %d trials elected a leader, want none",
+				d[0], d[1], r.Elected, r.Trials)
+		}
+	}
+	for _, d := range [][2]time.Duration{{1, 3}, {1, 5}} {
+		r := Elect(ElectionSetup{TimeoutMin: 150 * ms, TimeoutMax: 150 * ms,
+			DelayMin: d[0] * ms, DelayMax: d[1] * ms, Trials: 100, Seed: 1})
+		if r.Elected == 0 {
+			t.Errorf("delay %d–%d ms (spread > minimum): no trial of %d elected a leader", d[0], d[1], r.Trials)
+		}
+	}
+}
+
 // With 150–300 ms, the range the paper recommends, every trial elects a
 // leader, in under a second, with few split votes; and a wider spread
 // never makes the worst case worse than 5 ms of spread. Reference: Raft

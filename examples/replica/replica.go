@@ -30,14 +30,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 )
 
 // ANCHOR: machine
@@ -144,6 +142,10 @@ type Config struct {
 	// ignores it.
 	Voters []Peer
 
+	// Bootstrap says what Open does with Voters; see BootstrapMode. The
+	// default, BootstrapIfEmpty, bootstraps whenever the stores are empty.
+	Bootstrap BootstrapMode
+
 	// HeartbeatTimeout, ElectionTimeout and LeaderLeaseTimeout are Raft's
 	// timing knobs (Raft §5.2, §5.6: broadcast time ≪ election timeout).
 	// A follower that hears nothing from a leader for HeartbeatTimeout
@@ -246,8 +248,15 @@ type Group struct {
 // configuration. A voter with state restores its latest snapshot into m and
 // replays committed entries after it as the leader reports them committed.
 //
+// With a Dir every log entry is stored with a CRC-32C of its index, term,
+// type and data, and before Raft starts Open reads the whole log and every
+// snapshot back (checkStores): a voter never applies or serves an entry
+// or a snapshot that changed on disk.
+//
 // Errors: a missing ID, an ID absent from Voters at bootstrap, a store that
-// cannot be opened, a Bind address that cannot be listened on.
+// cannot be opened, a Bind address that cannot be listened on; an error
+// wrapping ErrDamaged that names the file (raft.db, a snapshot's meta.json
+// or state.bin) when the data directory fails those checks.
 func Open(cfg Config, m Machine) (*Group, error) {
 	if cfg.ID == "" {
 		return nil, errors.New("replica: Config.ID is empty")
@@ -292,16 +301,11 @@ func Open(cfg Config, m Machine) (*Group, error) {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return fail(err)
 		}
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
-		if err != nil {
-			return fail(fmt.Errorf("open %s: %w", filepath.Join(cfg.Dir, "raft.db"), err))
-		}
-		g.closer = append(g.closer, bolt)
-		snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, rc.Logger)
+		logs, stable, snaps, err := openChecked(cfg.Dir, rc.Logger, &g.closer)
 		if err != nil {
 			return fail(err)
 		}
-		st = Stores{Log: bolt, Stable: bolt, Snapshots: snaps}
+		st = Stores{Log: logs, Stable: stable, Snapshots: snaps}
 	}
 
 	trans := cfg.Transport
@@ -323,6 +327,12 @@ func Open(cfg Config, m Machine) (*Group, error) {
 	has, err := raft.HasExistingState(st.Log, st.Stable, st.Snapshots)
 	if err != nil {
 		return fail(err)
+	}
+	switch {
+	case has && cfg.Bootstrap == BootstrapNew:
+		return fail(fmt.Errorf("%w: %s holds Raft state; a group is bootstrapped once, on its first start", ErrBootstrapped, storesName(cfg)))
+	case !has && cfg.Bootstrap == BootstrapNever:
+		return fail(fmt.Errorf("%w in %s, and the group already exists: if this voter's data is lost, remove it from the group and add it again empty (join)", ErrNoState, storesName(cfg)))
 	}
 	if !has && len(cfg.Voters) > 0 {
 		var conf raft.Configuration
@@ -347,6 +357,41 @@ func Open(cfg Config, m Machine) (*Group, error) {
 	}
 	g.raft = r
 	return g, nil
+}
+
+// BootstrapMode is whether Open may bootstrap a new group from
+// Config.Voters (hashicorp/raft BootstrapCluster). It is the operator's
+// intent, as etcd's initial cluster state "new" or "existing": a voter
+// whose data directory is gone cannot tell by itself a first start from a
+// lost disk, and a voter that lost its log and votes again breaks Raft's
+// assumption that a vote and an acknowledged entry are durable (§5.2,
+// §5.4: a candidate missing committed entries can then win).
+type BootstrapMode int
+
+const (
+	// BootstrapIfEmpty bootstraps when the stores hold no state (tests,
+	// in-memory groups).
+	BootstrapIfEmpty BootstrapMode = iota
+	// BootstrapNew bootstraps the group: the stores must hold no state,
+	// or Open fails with ErrBootstrapped.
+	BootstrapNew
+	// BootstrapNever joins an existing group: stores with no state make
+	// Open fail with ErrNoState instead of bootstrapping.
+	BootstrapNever
+)
+
+// ErrBootstrapped and ErrNoState are wrapped by Open's errors under
+// BootstrapNew and BootstrapNever (see BootstrapMode).
+var (
+	ErrBootstrapped = errors.New("already bootstrapped")
+	ErrNoState      = errors.New("no Raft state")
+)
+
+func storesName(cfg Config) string {
+	if cfg.Dir != "" {
+		return cfg.Dir
+	}
+	return "the stores"
 }
 
 func setDur(dst *time.Duration, v time.Duration) {
@@ -713,4 +758,12 @@ func (g *Group) RemoveVoter(ctx context.Context, id string) error {
 		return ErrClosed
 	}
 	return g.wait(ctx, g.raft.RemoveServer(raft.ServerID(id), 0, enqueueTimeout(ctx)))
+}
+
+// diskStore is what a data directory's raft.db gives a voter: its log and
+// its stable store, closed with the Group (see openDiskStore).
+type diskStore interface {
+	raft.LogStore
+	raft.StableStore
+	Close() error
 }

@@ -24,6 +24,7 @@ import (
 //	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s"),
 //	               strict-console (every console block is a transcript)
 //	               figure-timeout (longest time one figure may take to draw)
+//	               wasm-tags (build tags of the programs built for the page)
 type Config struct {
 	Title       string
 	Authors     []string
@@ -52,6 +53,14 @@ type Config struct {
 	// absolute, leaves the root or is named twice is an error at that line.
 	AlsoBuild     []string
 	AlsoBuildLine int
+	// RequireMutants is [bookgen] require-mutants: chapters (book-relative
+	// paths, "reference.md") or sections of them ("reference.md#invariants",
+	// the section under the heading of that id, its subsections included)
+	// where every paragraph, list item or table row holding a claim must
+	// name a mutant that its check kills (see verify.Mutant);
+	// RequireMutantsLine is the key's line in book.toml.
+	RequireMutants     []string
+	RequireMutantsLine int
 	// StrictConsole is [bookgen] strict-console: every console block not
 	// marked "ignore" is a transcript, and one bookgen cannot run (a
 	// command other than go run or go test, text before the first "$"
@@ -61,6 +70,11 @@ type Config struct {
 	// take to draw, in Go duration syntax (DefaultFigureTimeout when
 	// unset): past it the build fails at the block's line.
 	FigureTimeout string
+	// WasmTags is [bookgen] wasm-tags: build tags given to "go build" when
+	// a program is built for the page (GOOS=js GOARCH=wasm), for a
+	// dependency that needs one there (hashicorp/go-metrics' compat
+	// package builds on js only with "hashicorpmetrics"). Empty when unset.
+	WasmTags []string
 	// Input404 is [output.html] input-404: the book file that is the 404
 	// page's content ("404.md" when unset, as in mdBook).
 	Input404 string

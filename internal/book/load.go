@@ -126,6 +126,9 @@ func load(root, dir string, c *Cache) (*Book, error) {
 	if err := readNotFound(b, realRoot); err != nil {
 		errs = append(errs, err)
 	}
+	if len(errs) == 0 { // a chapter that failed to load is not missing
+		errs = requiredChapters(b)
+	}
 	switch len(errs) {
 	case 0:
 		return b, nil
@@ -133,6 +136,28 @@ func load(root, dir string, c *Cache) (*Book, error) {
 		return nil, errs[0]
 	}
 	return nil, errs
+}
+
+// requiredChapters returns an error at book.toml's require-mutants line
+// for each chapter it names that SUMMARY.md does not list (or lists as a
+// draft): a requirement on a page the book never builds would check
+// nothing.
+func requiredChapters(b *Book) diag.List {
+	var errs diag.List
+	for _, r := range b.Config.RequireMutants {
+		p, _, _ := strings.Cut(r, "#")
+		found := false
+		for _, ch := range b.Chapters {
+			if ch.Path == p {
+				found = true
+				break
+			}
+		}
+		if !found {
+			errs = append(errs, diag.Errorf(b.ConfigFile, b.Config.RequireMutantsLine, "require-mutants names %s, which is not a chapter of %s", r, b.SummaryFile))
+		}
+	}
+	return errs
 }
 
 // readNotFound sets b.NotFound from the book's 404 file (Config.Input404)
@@ -286,15 +311,20 @@ type tomlFile struct {
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
-		Timeout       string   `toml:"timeout"`
-		StrictConsole bool     `toml:"strict-console"`
-		FigureTimeout string   `toml:"figure-timeout"`
-		AlsoBuild     []string `toml:"also-build"`
+		Timeout        string   `toml:"timeout"`
+		StrictConsole  bool     `toml:"strict-console"`
+		FigureTimeout  string   `toml:"figure-timeout"`
+		WasmTags       []string `toml:"wasm-tags"`
+		RequireMutants []string `toml:"require-mutants"`
+		AlsoBuild      []string `toml:"also-build"`
 	} `toml:"bookgen"`
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, also-build"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, also-build"
+
+// buildTagRE is what a Go build tag may hold (go help buildconstraint).
+var buildTagRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
 
 var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S+)$`)
 
@@ -362,10 +392,19 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		Timeout:         f.Bookgen.Timeout,
 		StrictConsole:   f.Bookgen.StrictConsole,
 		FigureTimeout:   f.Bookgen.FigureTimeout,
+		WasmTags:        f.Bookgen.WasmTags,
 		SitePath:        "/",
 		HideLines:       f.Output.HTML.Code.HideLines,
 		Input404:        f.Output.HTML.Input404,
 		Warnings:        warnings,
+	}
+	if len(f.Bookgen.RequireMutants) > 0 {
+		c.RequireMutants, c.RequireMutantsLine = f.Bookgen.RequireMutants, keyLine(src, "require-mutants")
+		for _, r := range c.RequireMutants {
+			if p, _, _ := strings.Cut(r, "#"); !strings.HasSuffix(p, ".md") || strings.HasPrefix(p, "/") {
+				return nil, diag.Errorf(file, c.RequireMutantsLine, "require-mutants %q is not a chapter's path in the book (\"reference.md\", or \"reference.md#invariants\" for one section)", r)
+			}
+		}
 	}
 	if f.Book.Src != "" {
 		c.Src, c.SrcLine = f.Book.Src, keyLine(src, "src")
@@ -400,6 +439,11 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		c.FigureTimeout = DefaultFigureTimeout
 	} else if d, err := time.ParseDuration(c.FigureTimeout); err != nil || d <= 0 {
 		return nil, diag.Errorf(file, keyLine(src, "figure-timeout"), "figure-timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.FigureTimeout)
+	}
+	for _, tag := range c.WasmTags {
+		if !buildTagRE.MatchString(tag) {
+			return nil, diag.Errorf(file, keyLine(src, "wasm-tags"), "wasm-tags: %q is not a Go build tag (letters, digits, _ and .)", tag)
+		}
 	}
 	if c.Repository != "" {
 		p, err := url.Parse(c.Repository)

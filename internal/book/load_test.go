@@ -313,6 +313,9 @@ func configOutline(c *Config) string {
 	if c.Src != "" {
 		fmt.Fprintf(&b, "src: %s @%d\n", c.Src, c.SrcLine)
 	}
+	if len(c.WasmTags) > 0 {
+		fmt.Fprintf(&b, "wasm-tags: %s\n", strings.Join(c.WasmTags, " "))
+	}
 	for _, r := range c.Redirects {
 		fmt.Fprintf(&b, "redirect %s -> %s @%d\n", r.From, r.To, r.Line)
 	}

@@ -66,16 +66,24 @@ type ClaimLink struct {
 	Line       int    // 1-based Markdown line (linkLine)
 	InHeading  bool
 	Text       string // claimText, "" in a heading
+	// Mutants are the mutant links after it in its block (mutants.go).
+	Mutants []MutantLink
+	// Orphan is set, and the other fields but Dest and Line are empty,
+	// for a mutant link that follows no claim link in its block.
+	Orphan *MutantLink
 }
 
 // ClaimLinks parses src, the Markdown of the chapter file chFile
 // (repository-relative), with the book's parser (Parse) and returns its
-// claim links in document order: the same links, in the same order, that
-// render sees. The result depends on chFile and src only.
+// claim links in document order, each with the mutant links after it in
+// its block, and a ClaimLink with Orphan set for each mutant link that
+// follows none: the same links, in the same order, that render sees. The
+// result depends on chFile and src only.
 func ClaimLinks(chFile string, src []byte) []ClaimLink {
 	doc := Parse(src)
 	lines := lineStarts(src)
 	var out []ClaimLink
+	var lastBlock gast.Node // the block of the last claim link (mutantBlock)
 	_ = gast.Walk(doc, func(n gast.Node, entering bool) (gast.WalkStatus, error) {
 		if !entering {
 			return gast.WalkContinue, nil
@@ -83,6 +91,10 @@ func ClaimLinks(chFile string, src []byte) []ClaimLink {
 		l, ok := n.(*gast.Link)
 		if !ok {
 			return gast.WalkContinue, nil
+		}
+		if dir, _, _, ok := MutantTarget(chFile, string(l.Destination)); ok {
+			out = attachMutant(out, lastBlock, l, dir, src, lines)
+			return gast.WalkSkipChildren, nil
 		}
 		file, fn, ok := ClaimTarget(chFile, string(l.Destination))
 		if !ok {
@@ -99,6 +111,7 @@ func ClaimLinks(chFile string, src []byte) []ClaimLink {
 			cl.Text = claimText(l, src)
 		}
 		out = append(out, cl)
+		lastBlock = mutantBlock(l)
 		return gast.WalkSkipChildren, nil
 	})
 	return out

@@ -25,6 +25,7 @@ const ChecksDirective = "{{#checks}}"
 type claimIndex struct {
 	all      []verify.Claim
 	byTarget map[string]verify.Claim // "examples/x/x_test.go#TestX" -> a passing claim
+	mutants  map[string]killedMutant // mutantKey -> a killed mutant (mutants.go)
 	set      bool
 }
 
@@ -35,7 +36,7 @@ type claimIndex struct {
 // without SetClaims, or for a check that did not pass, the link is an
 // ordinary link to the file.
 func (r *Renderer) SetClaims(claims []verify.Claim) {
-	r.claims = claimIndex{all: claims, byTarget: map[string]verify.Claim{}, set: true}
+	r.claims = claimIndex{all: claims, byTarget: map[string]verify.Claim{}, mutants: indexMutants(claims), set: true}
 	for _, c := range claims {
 		if c.Passed {
 			r.claims.byTarget[c.Target+"#"+c.Func] = c
@@ -48,10 +49,11 @@ func (r *Renderer) SetClaims(claims []verify.Claim) {
 // holds the table.
 func (r *Renderer) claimsKey(h hash.Hash, d *expand.Doc) {
 	all := hasChecksDirective(d.Markdown)
-	fmt.Fprintf(h, "\x00claims:%v:%v\x00", r.claims.set, all)
+	fmt.Fprintf(h, "\x00claims:%v:%v:%q\x00", r.claims.set, all, r.book.Config.RequireMutants)
 	for _, c := range r.claims.all {
 		if all || c.Chapter == d.Chapter.Path {
 			fmt.Fprintf(h, "%s:%d:%s:%s:%s#%s:%d-%d:%v:%s\x00", c.File, c.Line, c.Chapter, c.ChapterTitle, c.Target, c.Func, c.StartLine, c.EndLine, c.Passed, c.Text)
+			mutantsKey(h, c)
 		}
 	}
 }
@@ -83,12 +85,16 @@ func (r *Renderer) markClaim(chPath string, n *ast.Link, generated bool, count m
 		n.SetAttributeString("id", []byte(markdown.ClaimID(fn, count[fn])))
 	}
 	note := "passed in this build: " + c.Command()
+	k := kills(c)
+	if len(k) > 0 {
+		note += "; it fails with mutant " + strings.Join(k, ", ")
+	}
 	if t := strings.TrimSpace(string(n.Title)); t != "" {
 		n.Title = []byte(t + " (" + note + ")")
 	} else {
 		n.Title = []byte(c.Func + " " + note)
 	}
-	n.AppendChild(n, &checkBadge{})
+	n.AppendChild(n, &checkBadge{kills: k})
 }
 
 // kindCheckBadge is the node kind of the badge of a passing claim link.
@@ -96,7 +102,10 @@ var kindCheckBadge = ast.NewNodeKind("CheckBadge")
 
 // checkBadge is the mark after a passing claim link's text: a check mark
 // for the eye and words for a screen reader.
-type checkBadge struct{ ast.BaseInline }
+type checkBadge struct {
+	ast.BaseInline
+	kills []string // the names of the mutants the check kills
+}
 
 func (n *checkBadge) Kind() ast.NodeKind { return kindCheckBadge }
 
@@ -108,7 +117,11 @@ type claimRenderer struct{}
 func (claimRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindCheckBadge, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if entering {
-			_, _ = w.WriteString(`<span class="check-badge" aria-hidden="true">✓</span><span class="visually-hidden"> (check passed in this build)</span>`)
+			if k := n.(*checkBadge).kills; len(k) > 0 {
+				_, _ = fmt.Fprintf(w, `<span class="check-badge" aria-hidden="true">✓ kills %d</span><span class="visually-hidden"> (check passed in this build and fails with mutant %s)</span>`, len(k), util.EscapeHTML([]byte(strings.Join(k, ", "))))
+			} else {
+				_, _ = w.WriteString(`<span class="check-badge" aria-hidden="true">✓</span><span class="visually-hidden"> (check passed in this build)</span>`)
+			}
 		}
 		return ast.WalkSkipChildren, nil
 	})
@@ -172,7 +185,7 @@ func (r *Renderer) checksTable(chPath string) []string {
 		return []string{"", "*No chapter names a check.*", ""}
 	}
 	dir := path.Dir(r.book.RepoPath(chPath))
-	out := []string{"", "| Claim | Chapter | Check | Package |", "| --- | --- | --- | --- |"}
+	out := []string{"", "| Claim | Chapter | Check | Package | Mutants killed |", "| --- | --- | --- | --- | --- |"}
 	all := r.claims.all
 	for i := 0; i < len(all); {
 		// Consecutive links that back one claim (one sentence, one
@@ -191,9 +204,9 @@ func (r *Renderer) checksTable(chPath string) []string {
 			}
 		}
 		c := all[i]
-		out = append(out, fmt.Sprintf("| %s | [%s](%s#%s) | %s | %s |",
+		out = append(out, fmt.Sprintf("| %s | [%s](%s#%s) | %s | %s | %s |",
 			escapeMarkdown(c.Text), escapeMarkdown(c.ChapterTitle), relPath(dir, r.book.RepoPath(c.Chapter)), c.ID,
-			strings.Join(checks, " "), strings.Join(pkgs, " ")))
+			strings.Join(checks, " "), strings.Join(pkgs, " "), r.checksTableMutants(dir, all[i:j])))
 		i = j
 	}
 	return append(out, "")

@@ -139,7 +139,7 @@ func New(b *book.Book) *Renderer {
 	r.md = markdown.New(
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
-			renderer.WithNodeRenderers(util.Prioritized(r.nr, 100), util.Prioritized(claimRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(r.nr, 100), util.Prioritized(claimRenderer{}, 100), util.Prioritized(mutantRenderer{}, 100)),
 		),
 	)
 	return r
@@ -177,6 +177,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	pg := &Page{}
 	var errs diag.List
 	chPath := d.Chapter.Path
+	pm := r.newPageMutants(chPath)
 
 	// Headings: record IDs and text.
 	seen := map[string]string{} // heading id -> "file:line" of its first heading
@@ -204,6 +205,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 			t := plainText(n, src)
 			pg.Headings = append(pg.Headings, Heading{Level: n.Level, ID: id, Text: t})
+			pm.heading(n)
 			if n.Level == 1 && pg.Title == "" {
 				pg.Title = t
 			}
@@ -214,6 +216,8 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 		case *ast.Link:
 			file, line := origin(d, lines.line(inlineStart(n, src)))
+			lf, ll := origin(d, lines.line(linkStart(n)))
+			pm.link(r, chPath, n, lf, ll, generated[lines.line(linkStart(n))])
 			r.markClaim(chPath, n, generated[lines.line(linkStart(n))], claimCount)
 			if isJavaScriptURL(string(n.Destination)) {
 				pg.Warnings = append(pg.Warnings, &diag.Error{File: file, Line: line,
@@ -265,6 +269,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
+	errs = append(errs, pm.errors(r, chPath)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -280,7 +285,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	if err := r.md.Renderer().Render(&buf, src, doc); err != nil {
 		return nil, &diag.Error{File: d.Chapter.File(), Msg: "rendering: " + err.Error()}
 	}
-	pg.HTML = buf.Bytes()
+	pg.HTML = append(buf.Bytes(), pm.html()...)
 	return pg, nil
 }
 

@@ -158,6 +158,9 @@ func writeRunPanel(b *strings.Builder, c markdown.Command, p verify.Program, arg
 		b.WriteString(` <code class="run-cmd">` + html.EscapeString(c.Text) + `</code>`)
 	}
 	b.WriteString(`<span class="run-status" role="status" aria-live="polite"></span></div>`)
+	if p.PageNote != "" {
+		b.WriteString(`<p class="run-page-note">In this page: ` + html.EscapeString(p.PageNote) + `</p>`)
+	}
 	if len(p.Flags) > 0 {
 		b.WriteString(`<details class="run-flags"><summary>Flags</summary>`)
 		for _, f := range p.Flags {
@@ -259,6 +262,7 @@ const runCSS = `
 .run-status[data-state="match"] { color: var(--check-fg); }
 .run-status[data-state="differs"], .run-status[data-state="error"] { color: var(--note-fg); background: var(--note-bg); padding: 0 0.25rem; border-radius: 3px; }
 .run-cmd { font-size: 0.9em; overflow-wrap: anywhere; }
+.run-page-note { margin: 0.4rem 0 0; color: var(--muted); font-size: 0.85rem; overflow-wrap: anywhere; }
 .run-flags { margin-top: 0.5rem; }
 .run-flags summary { cursor: pointer; color: var(--muted); }
 .run-flag { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.5rem; margin: 0.35rem 0 0 0.5rem; }

@@ -10,7 +10,7 @@ import (
 
 var runPrograms = []verify.Program{
 	{Package: "./examples/count", Runnable: true, Wasm: "/cache/wasm/ab.wasm", Sum: "0123456789abcdef", Size: 2771920, Gzip: 801593,
-		WasmExec: "/go/lib/wasm/wasm_exec.js", WasmExecSum: "fedcba9876543210",
+		WasmExec: "/go/lib/wasm/wasm_exec.js", WasmExecSum: "fedcba9876543210", PageNote: "the log is kept <in memory>",
 		Flags: []verify.Flag{{Name: "n", Kind: "int", Default: "3", Usage: "how many"}, {Name: "shout", Kind: "bool", Default: "false", Usage: "capitals"}}},
 	{Package: "./examples/dial", Reason: "imports net (sockets): ./examples/dial → net"},
 }
@@ -31,6 +31,7 @@ func TestRunPanels(t *testing.T) {
 		`<div class="run" data-wasm="assets/count.01234567.wasm" data-exec="assets/wasm_exec.fedcba98.js" data-args="[&#34;-n&#34;,&#34;2&#34;,&#34;-shout&#34;,&#34;extra&#34;]" data-expected="[&#34;EPOCH 1&#34;]" data-rest="[&#34;extra&#34;]" data-name="count" data-pkg="./examples/count" hidden>`,
 		`title="Run count in this page (WebAssembly, 2.8 MB; 802 KB compressed)">Run</button>`,
 		`<code class="run-cmd">go run ./examples/count -n 2 -shout extra</code>`,
+		`<p class="run-page-note">In this page: the log is kept &lt;in memory&gt;</p>`,
 		`data-flag="n" data-kind="int" data-default="3" value="2"`,
 		`<input type="checkbox" data-flag="shout" data-kind="bool" data-default="false" checked>`,
 		`<p class="run-note">Runs on your machine only (<code>go run ./examples/dial</code>): imports net (sockets): ./examples/dial → net</p>`,

@@ -57,10 +57,14 @@ type entry struct {
 	Output   string `json:"output,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
 	// Tests is a package test's outcome per top-level function ("pass",
-	// "skip"), read by the claims that name them.
+	// "skip", "empty": see readTestEvents), read by the claims that name
+	// them.
 	Tests map[string]string `json:"tests,omitempty"`
-	// Program is a wasm check's outcome (see wasm.go).
-	Program *Program `json:"program,omitempty"`
+	// Program is a wasm check's build (see wasm.go), and PageOutputs what
+	// each of its transcript commands printed in a JavaScript engine,
+	// judged against the transcripts again on a cache hit.
+	Program     *Program     `json:"program,omitempty"`
+	PageOutputs []pageOutput `json:"page_outputs,omitempty"`
 }
 
 type cache struct {

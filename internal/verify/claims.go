@@ -18,8 +18,9 @@ package verify
 // runs every test with its subtests, every fuzz target's seed corpus and
 // every example with output) and keeps each top-level function's final
 // action, in its cache entry too: a claim fails at its link when the
-// function failed, was skipped (a skipped test checks nothing) or did not
-// run, and costs no go process of its own. Report.Claims lists every claim
+// function failed, was skipped (a skipped test checks nothing), passed
+// without running a check (every subtest skipped; a fuzz target without a
+// seed corpus) or did not run, and costs no go process of its own. Report.Claims lists every claim
 // in reading order; render marks each link as passing and builds the
 // book's table of checks from the list.
 
@@ -79,6 +80,9 @@ type Claim struct {
 	// Passed is set when the function passed in this verification (run
 	// now or answered by the cache).
 	Passed bool
+	// Mutants are the mutants the claim names after its link (see
+	// mutants.go), in the order written.
+	Mutants []Mutant
 }
 
 // Command returns the go test command that checks c alone, as a reader
@@ -101,6 +105,10 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 		o := d.Origin(l.Line)
 		fail := func(format string, args ...any) {
 			errs = append(errs, diag.Errorf(o.File, o.Line, format, args...))
+		}
+		if l.Orphan != nil {
+			fail("mutant %q follows no claim in its paragraph or table row; write it after the link to the check that must kill it", l.Dest)
+			continue
 		}
 		if l.InHeading {
 			fail("claim %q is in a heading; name the check in the section's text, where the claim is made", l.Dest)
@@ -134,6 +142,9 @@ func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
 			continue
 		}
 		c.Kind, c.StartLine, c.EndLine = f.kind, f.start, f.end
+		var merrs diag.List
+		c.Mutants, merrs = resolveMutants(root, d, c, l.Mutants)
+		errs = append(errs, merrs...)
 		out = append(out, c)
 	}
 	return out, errs
@@ -232,6 +243,8 @@ func readTestFile(root, rel string) *testFile {
 				tfn.problem = "is not an example: an example is func " + name + "() with no parameters or results"
 			case ex == nil || (ex.Output == "" && !ex.EmptyOutput):
 				tfn.problem = "has no // Output: comment, so go test compiles it but never runs it"
+			case strings.TrimSpace(ex.Output) == "":
+				tfn.problem = "has an empty // Output: comment, so it shows nothing and checks only that nothing is printed; a claim's example has output"
 			}
 		default:
 			tfn.problem = "is not a check: a claim names a Test, Fuzz or Example function"
@@ -374,6 +387,12 @@ func settleClaims(claims []Claim, results []jobResult) diag.List {
 			fail(clipOutput(t.outputs[c.Func]), "claim %s failed in go test %s (alone: %s)", c.Func, c.Package, c.Command())
 		case "skip":
 			fail(clipOutput(t.outputs[c.Func]), "claim %s was skipped in go test %s; a skipped test checks nothing", c.Func, c.Package)
+		case "empty":
+			if c.Kind == "fuzz" {
+				fail(clipOutput(t.outputs[c.Func]), "claim %s ran no input in go test %s: its seed corpus is empty (no f.Add, no file under testdata/fuzz/%s), and a fuzz target without seeds checks nothing", c.Func, c.Package, c.Func)
+			} else {
+				fail(clipOutput(t.outputs[c.Func]), "claim %s checked nothing in go test %s: every one of its subtests was skipped", c.Func, c.Package)
+			}
 		default:
 			fail("", "claim %s did not run: go test %s failed before it (see that error)", c.Func, c.Package)
 		}
@@ -389,7 +408,9 @@ type testEvent struct {
 }
 
 // readTestEvents reads go test -json output. It returns the final action
-// of each top-level function ("pass", "fail", "skip"), the output of each
+// of each top-level function ("pass", "fail", "skip", or "empty" for one
+// that passed without running a check: every subtest skipped, or a fuzz
+// target with no seed corpus), the output of each
 // with its subtests', and the text go test would have printed without
 // -json: the output of the functions that failed and of the package (build
 // errors, panics outside a test, the final FAIL line), with lines that are
@@ -398,6 +419,8 @@ func readTestEvents(out []byte) (status, outputs map[string]string, text []byte)
 	status, outputs = map[string]string{}, map[string]string{}
 	type piece struct{ top, text string }
 	var pieces []piece
+	parent := map[string]bool{}  // tests that have subtests
+	final := map[string]string{} // every test's and subtest's final action
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 64<<10), MaxOutput+1)
 	for sc.Scan() {
@@ -408,6 +431,12 @@ func readTestEvents(out []byte) (status, outputs map[string]string, text []byte)
 			continue
 		}
 		top, _, _ := strings.Cut(ev.Test, "/")
+		if i := strings.LastIndexByte(ev.Test, '/'); i >= 0 {
+			parent[ev.Test[:i]] = true
+		}
+		if ev.Test != "" && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip") {
+			final[ev.Test] = ev.Action
+		}
 		if ev.Output != "" {
 			pieces = append(pieces, piece{top: top, text: ev.Output})
 			if top != "" {
@@ -419,6 +448,22 @@ func readTestEvents(out []byte) (status, outputs map[string]string, text []byte)
 			case "pass", "fail", "skip":
 				status[top] = ev.Action
 			}
+		}
+	}
+	// A function that passed ran a check only if some test of its tree
+	// without subtests passed: a test whose every subtest skipped passes
+	// without checking anything, and so does a fuzz target without seeds
+	// (it has no subtest at all).
+	ran := map[string]bool{}
+	for name, act := range final {
+		top, _, sub := strings.Cut(name, "/")
+		if act == "pass" && !parent[name] && (sub || !hasTestPrefix(top, "Fuzz")) {
+			ran[top] = true
+		}
+	}
+	for top, act := range status {
+		if act == "pass" && !ran[top] {
+			status[top] = "empty"
 		}
 	}
 	var b strings.Builder

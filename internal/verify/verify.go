@@ -121,7 +121,7 @@ type Progress struct {
 
 // Check is one verification that was run or found in the cache.
 type Check struct {
-	Kind    string // "vet", "test", "transcript", "compile", "parse", "wasm"
+	Kind    string // "vet", "test", "transcript", "compile", "parse", "wasm", "mutant"
 	Subject string // package path, or "book/ch.md:12"
 	Cached  bool
 	Elapsed time.Duration
@@ -279,17 +279,22 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	}
 
 	if v.module != "" {
-		for _, p := range programPackages(docs) {
-			add("wasm "+p, v.wasmJob(p))
+		pkgs, runs := programRuns(docs)
+		for _, p := range pkgs {
+			add("wasm "+p, v.wasmJob(p, runs[p]))
 		}
 	}
 
 	claims, claimErrs := v.findClaims(docs)
 	errs = append(errs, claimErrs...)
+	for _, r := range mutantRuns(claims) {
+		add("mutant "+r.m.Dir+": go test -run "+r.fn+" "+r.pkg, v.mutantJob(r))
+	}
 
 	results := v.runAll(ctx, jobs, names)
 	settled := settleClaims(claims, results)
 	v.noteClaimFailures(claims, settled)
+	settled = append(settled, settleMutants(claims, results)...)
 	rep.Claims = claims
 	var edits []blessEdit
 	for _, r := range results {
@@ -415,6 +420,10 @@ type verifier struct {
 	version string
 	verErr  error
 
+	engineOnce sync.Once // see jsEngine
+	engine     jsEngine
+	engineErr  error
+
 	mu     sync.Mutex // guards listed, failed and logging
 	listed map[string]*listCall
 	failed map[*diag.Error]failedRun // see noteFailure
@@ -427,8 +436,9 @@ type jobResult struct {
 	checks  []Check
 	errs    []*diag.Error
 	edits   []blessEdit
-	tests   *pkgTests // a package test's outcomes, for claims
-	program *Program  // a wasm check's outcome
+	tests   *pkgTests      // a package test's outcomes, for claims
+	program *Program       // a wasm check's outcome
+	mutant  *mutantOutcome // a mutant run's outcome (mutants.go)
 }
 
 // runAll runs jobs on Workers goroutines and returns their results in the

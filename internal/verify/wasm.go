@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os"
@@ -23,24 +25,41 @@ import (
 )
 
 // The wasm check. Every package a transcript runs with "$ go run ./dir" is
-// built for the browser (GOOS=js GOARCH=wasm, -trimpath, -ldflags=-s -w),
-// so that the page can offer to run it in a Web Worker with the Go
-// toolchain's wasm_exec.js. A program cannot run in a browser, and is
-// marked so with the reason, when its import graph for js/wasm reaches
-// package net (sockets, HTTP: "go list -deps" decides) or when the build
-// fails. Neither is an error: the transcript itself is still verified on
-// the host. The outcome is cached like every other check (kind "wasm", the
-// package's files and those of its local dependencies in the key), and the
-// binary is kept under CacheDir/wasm/<sha256>.wasm.
+// built for the browser (GOOS=js GOARCH=wasm, -trimpath, -ldflags=-s -w,
+// and book.toml's [bookgen] wasm-tags), so that the page can offer to run
+// it in a Web Worker with the Go toolchain's wasm_exec.js. The page's
+// verdict comes from the build: each transcript command that runs the
+// program is run again, with the same arguments, in a JavaScript engine
+// (Node, through noderun.js, which runs the binary as the page's worker
+// does: the browser's wasm_exec.js, its stub file system, one output
+// stream), and its output is compared with the transcript as "go run"'s
+// is. The standard library's in-process network for js/wasm lets a
+// program listen and dial on loopback inside the page, so sockets alone
+// do not keep a program off the page; what does is a build that fails,
+// or a run whose output differs, that hangs or that fails: the program
+// is then marked not runnable, with the reason and the first differing
+// line. Neither is an error: the transcript itself is still verified on
+// the host. Without a JavaScript engine on PATH a program is marked not
+// runnable ("not verified in a JavaScript engine"), and under CI that is
+// an error. The outcome is cached like every other check (kind "wasm",
+// the package's files and those of its local dependencies, the tags, the
+// Node version and the commands the page runs in the key; the outputs in
+// the engine are stored and judged again on every hit), and the binary is
+// kept under CacheDir/wasm/<sha256>.wasm.
+
+//go:embed noderun.js
+var nodeRunner []byte
 
 // Program is one program a chapter runs, as built for the browser.
 type Program struct {
 	// Package is the directory as the transcript names it
 	// ("./examples/raft/figure8").
 	Package string `json:"package"`
-	// Runnable says the program was built for js/wasm and reaches no
-	// socket; Reason says why not otherwise ("imports net: ./examples/x
-	// -> github.com/hashicorp/memberlist -> net").
+	// Runnable says the program was built for js/wasm and that every
+	// transcript command running it printed, in a JavaScript engine, what
+	// the transcript shows; Reason says why not otherwise ("does not build
+	// for js/wasm: ...", "in a JavaScript engine, $ go run ./examples/x
+	// (book/ch.md:12) differs from its transcript at line 3: ...").
 	Runnable bool   `json:"runnable"`
 	Reason   string `json:"reason,omitempty"`
 	// Wasm is the absolute path of the binary, Sum the hex SHA-256 of its
@@ -57,6 +76,24 @@ type Program struct {
 	// Flags are the command-line flags the program declares with package
 	// flag, in source order.
 	Flags []Flag `json:"flags,omitempty"`
+	// Engine is the JavaScript engine its page runs were verified in
+	// ("node v20.20.2"), "" when none was.
+	Engine string `json:"engine,omitempty"`
+	// PageNote says what differs in the page, as the program declares it
+	// in a file of its package built only for js/wasm, on a line
+	// "//bookgen:page-note TEXT" ("the log is kept in memory"); "" when
+	// none does. Several such lines are joined with "; ".
+	PageNote string `json:"page_note,omitempty"`
+}
+
+// pageRun is one transcript command that runs a program the page may
+// offer to run: where it is, what it passes the program, and what the
+// transcript shows it printing.
+type pageRun struct {
+	At       string   // "book/ch.md:12", the "$ " line
+	Text     string   // the command as written ("go run ./examples/x -n 2")
+	Args     []string // the program's arguments (["-n", "2"])
+	Expected []string // the transcript's output lines
 }
 
 // Flag is one flag a program declares: flag.Bool("d2", false, "usage")
@@ -77,59 +114,61 @@ type Flag struct {
 // wasmBuildTimeout bounds one "go build" for js/wasm.
 const wasmBuildTimeout = 5 * time.Minute
 
-// runPackages returns the package directories the "$ go run" commands of
-// blk run (one directory each, under ./examples/), in order.
-func runPackages(blk markdown.Block) []string {
-	cmds, err := markdown.ParseTranscript(blk.Lines)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, c := range cmds {
-		w, err := markdown.SplitCommand(c.Text)
-		if err != nil || len(w) < 3 || w[0] != "go" || w[1] != "run" {
-			continue
-		}
-		pk := markdown.PackageArgs(w)
-		if len(pk) != 1 || !strings.HasPrefix(pk[0], "./examples/") || strings.HasSuffix(pk[0], ".go") || strings.Contains(pk[0], "...") {
-			continue
-		}
-		out = append(out, path.Clean(pk[0]))
-	}
-	return out
-}
-
 // wasmJob builds pkg for js/wasm, or finds why it cannot run in a browser.
-func (v *verifier) wasmJob(pkg string) job {
+func (v *verifier) wasmJob(pkg string, runs []pageRun) job {
 	return func(ctx context.Context) jobResult {
 		var r jobResult
 		start := time.Now()
-		key, err := v.staticKey(ctx, "wasm", pkg)
+		engine, err := v.jsEngine(ctx)
 		if err != nil {
 			r.errs = append(r.errs, wasmErr(pkg, "%v", err))
 			return r
 		}
-		if e, ok := v.cache.lookup(key); ok && e.Program != nil && programFilesExist(e.Program) {
+		parts := []string{pkg, "tags=" + strings.Join(v.b.Config.WasmTags, ","), "engine=" + engine.version}
+		for _, run := range runs {
+			// Neither run.At (a prose edit above a transcript moves it)
+			// nor run.Expected (judged on every hit): only what the
+			// page runs.
+			parts = append(parts, run.Text, strings.Join(run.Args, "\x01"))
+		}
+		key, err := v.staticKey(ctx, "wasm", parts...)
+		if err != nil {
+			r.errs = append(r.errs, wasmErr(pkg, "%v", err))
+			return r
+		}
+		if e, ok := v.cache.lookup(key); ok && e.Program != nil && programFilesExist(e.Program) && (!e.Program.Runnable || len(e.PageOutputs) == len(runs)) {
+			// The binary and its outputs in the engine are cached; the
+			// outputs are judged again against the transcripts, whose
+			// wildcard lines may have changed (as a cached transcript's
+			// output is).
+			prog := *e.Program
+			judgePageRuns(&prog, engine, runs, e.PageOutputs)
 			r.checks = append(r.checks, Check{Kind: "wasm", Subject: pkg, Cached: true, Elapsed: time.Since(start)})
-			r.program = e.Program
+			r.program = &prog
 			return r
 		}
-		prog, err := v.buildWasm(ctx, pkg)
+		built, err := v.buildWasm(ctx, pkg)
+		var outs []pageOutput
+		if err == nil && built.Runnable {
+			outs, err = v.runInEngine(ctx, engine, built, runs)
+		}
 		if err != nil {
 			r.errs = append(r.errs, wasmErr(pkg, "%v", err))
 			return r
 		}
+		prog := *built
+		judgePageRuns(&prog, engine, runs, outs)
 		elapsed := time.Since(start)
-		v.logf("wasm %s: %s (%s)", pkg, describeProgram(prog), fmtDuration(elapsed))
+		v.logf("wasm %s: %s (%s)", pkg, describeProgram(&prog), fmtDuration(elapsed))
 		r.checks = append(r.checks, Check{Kind: "wasm", Subject: pkg, Elapsed: elapsed})
-		r.program = prog
+		r.program = &prog
 		{
 			// A program that cannot run in a browser is an outcome,
 			// not a failed check: it is stored like a binary, and
 			// found again until the files it was decided from change.
 			l, err := v.localDirs(ctx, nil, []string{pkg})
 			if err == nil {
-				_ = v.cache.store(&entry{Kind: "wasm", Subject: pkg, Key: key, Manifest: newManifest(v.cache.h, l), Program: prog})
+				_ = v.cache.store(&entry{Kind: "wasm", Subject: pkg, Key: key, Manifest: newManifest(v.cache.h, l), Program: built, PageOutputs: outs})
 			}
 		}
 		return r
@@ -164,38 +203,6 @@ var wasmEnv = []string{"GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0"}
 // buildWasm decides whether pkg can run in a browser and builds it.
 func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) {
 	prog := &Program{Package: pkg}
-	res, err := v.exec(ctx, Run{Args: []string{v.goCmd, "list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", pkg}, Dir: v.root, Timeout: listTimeout, Machine: true, Env: wasmEnv})
-	if err != nil {
-		return nil, err
-	}
-	if res.TimedOut || res.OutputLimited {
-		return nil, fmt.Errorf("go list -deps for js/wasm: timed out after %s or printed too much", fmtDuration(listTimeout))
-	}
-	if res.ExitCode != 0 {
-		prog.Reason = "go list for js/wasm fails: " + firstLine(string(res.Stderr))
-		return prog, nil
-	}
-	imports := map[string][]string{}
-	var root string
-	for _, l := range strings.Split(strings.TrimSpace(string(res.Output)), "\n") {
-		f := strings.Fields(l)
-		if len(f) == 0 {
-			continue
-		}
-		imports[f[0]] = f[1:]
-		root = f[0] // -deps lists the named package last
-	}
-	if chain := importChain(imports, root, "net"); chain != nil {
-		mod := modulePath(v.root)
-		for i, p := range chain {
-			if mod != "" && strings.HasPrefix(p, mod+"/") {
-				chain[i] = "./" + strings.TrimPrefix(p, mod+"/")
-			}
-		}
-		prog.Reason = "imports net (sockets): " + strings.Join(chain, " → ")
-		return prog, nil
-	}
-
 	dir := filepath.Join(filepath.Dir(v.cache.dir), "wasm")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -206,7 +213,11 @@ func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) 
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	res, err = v.exec(ctx, Run{Args: []string{v.goCmd, "build", "-trimpath", "-ldflags=-s -w", "-o", tmp.Name(), pkg}, Dir: v.root, Timeout: wasmBuildTimeout, Env: wasmEnv})
+	args := []string{v.goCmd, "build", "-trimpath", "-ldflags=-s -w"}
+	if tags := v.b.Config.WasmTags; len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	res, err := v.exec(ctx, Run{Args: append(args, "-o", tmp.Name(), pkg), Dir: v.root, Timeout: wasmBuildTimeout, Env: wasmEnv})
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +272,10 @@ func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) 
 	if err != nil {
 		return nil, err
 	}
+	prog.PageNote, err = pageNote(filepath.Join(v.root, filepath.FromSlash(pkg)), v.b.Config.WasmTags)
+	if err != nil {
+		return nil, err
+	}
 	prog.Runnable = true
 	return prog, nil
 }
@@ -277,31 +292,6 @@ func firstLine(s string) string {
 		}
 	}
 	return strings.TrimSpace(s)
-}
-
-// importChain returns the shortest import path from root to target in
-// imports (package -> its imports), nil when there is none.
-func importChain(imports map[string][]string, root, target string) []string {
-	prev := map[string]string{root: ""}
-	queue := []string{root}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if p == target {
-			var chain []string
-			for ; p != ""; p = prev[p] {
-				chain = append([]string{p}, chain...)
-			}
-			return chain
-		}
-		for _, q := range imports[p] {
-			if _, ok := prev[q]; !ok {
-				prev[q] = p
-				queue = append(queue, q)
-			}
-		}
-	}
-	return nil
 }
 
 // flagKinds maps the functions of package flag that declare a flag to the
@@ -428,10 +418,11 @@ func literalValue(e ast.Expr) (string, bool) {
 	return "", false
 }
 
-// programPackages returns the packages of every "$ go run ./examples/..." of
-// docs' console blocks, each once, in reading order.
-func programPackages(docs []*expand.Doc) []string {
-	seen := map[string]bool{}
+// programRuns returns the packages of every "$ go run ./examples/..." of
+// docs' console blocks, each once, in reading order, with the transcript
+// commands that run each.
+func programRuns(docs []*expand.Doc) ([]string, map[string][]pageRun) {
+	runs := map[string][]pageRun{}
 	var out []string
 	for _, d := range docs {
 		for _, blk := range findBlocksCached(d.Markdown) {
@@ -441,14 +432,73 @@ func programPackages(docs []*expand.Doc) []string {
 			if _, ok := blk.Attrs["ignore"]; ok {
 				continue
 			}
-			for _, p := range runPackages(blk) {
-				p = "./" + strings.TrimPrefix(p, "./")
-				if !seen[p] {
-					seen[p] = true
+			cmds, err := markdown.ParseTranscript(blk.Lines)
+			if err != nil {
+				continue
+			}
+			for _, c := range cmds {
+				w, err := markdown.SplitCommand(c.Text)
+				if err != nil || len(w) < 3 || w[0] != "go" || w[1] != "run" {
+					continue
+				}
+				pk := markdown.PackageArgs(w)
+				if len(pk) != 1 || !strings.HasPrefix(pk[0], "./examples/") || strings.HasSuffix(pk[0], ".go") || strings.Contains(pk[0], "...") {
+					continue
+				}
+				_, args, ok := markdown.RunArgs(c.Text)
+				if !ok {
+					continue
+				}
+				p := "./" + strings.TrimPrefix(path.Clean(pk[0]), "./")
+				if _, seen := runs[p]; !seen {
 					out = append(out, p)
 				}
+				runs[p] = append(runs[p], pageRun{At: at(d, blk.LineNos[c.Line]), Text: c.Text, Args: args, Expected: c.Expected})
 			}
 		}
 	}
-	return out
+	return out, runs
+}
+
+// pageNoteDirective starts a line of a program's js/wasm-only file that
+// says what differs when the program runs in the page.
+const pageNoteDirective = "//bookgen:page-note "
+
+// pageNote returns the page notes of the package in dir: the text of
+// every pageNoteDirective line in its .go files (tests aside) that a
+// js/wasm build with tags compiles and a host build does not, in file
+// order, joined with "; ".
+func pageNote(dir string, tags []string) (string, error) {
+	page := build.Default
+	page.GOOS, page.GOARCH, page.CgoEnabled, page.BuildTags = "js", "wasm", false, tags
+	host := build.Default
+	host.BuildTags = tags
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var notes []string
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		inPage, err := page.MatchFile(dir, n)
+		if err != nil || !inPage {
+			continue
+		}
+		if onHost, err := host.MatchFile(dir, n); err != nil || onHost {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		for _, l := range strings.Split(string(src), "\n") {
+			if t, ok := strings.CutPrefix(strings.TrimSpace(l), pageNoteDirective); ok && strings.TrimSpace(t) != "" {
+				notes = append(notes, strings.TrimSpace(t))
+			}
+		}
+	}
+	return strings.Join(notes, "; "), nil
 }

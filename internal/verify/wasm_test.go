@@ -1,12 +1,15 @@
 package verify
 
 import (
-	"github.com/ownership-book/ownership/internal/markdown"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/expand"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 func TestRunArgs(t *testing.T) {
@@ -30,29 +33,23 @@ func TestRunArgs(t *testing.T) {
 	}
 }
 
-func TestRunPackagesOfABlock(t *testing.T) {
-	blk := markdown.Block{Lang: "console", Lines: []string{
-		"$ go run ./examples/a -n 2", "out", "$ go test ./examples/b", "ok", "$ go run ./examples/c/", "$ go run x.go",
-	}}
-	if got, want := runPackages(blk), []string{"examples/a", "examples/c"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("runPackages = %q, want %q", got, want)
+func TestProgramRuns(t *testing.T) {
+	md := "# C\n\n```console\n$ go run ./examples/a -n 2\nout\n$ go test ./examples/b\nok\n$ go run ./examples/c/\n$ go run x.go\n```\n\n" +
+		"```console ignore\n$ go run ./examples/d\n```\n\n```console\n$ go run ./examples/a\n```\n"
+	d := &expand.Doc{Chapter: &book.Item{Title: "C", Path: "c.md"}, Markdown: []byte(md)}
+	pkgs, runs := programRuns([]*expand.Doc{d})
+	if want := []string{"./examples/a", "./examples/c"}; !reflect.DeepEqual(pkgs, want) {
+		t.Errorf("packages %q, want %q", pkgs, want)
 	}
-}
-
-func TestImportChain(t *testing.T) {
-	imports := map[string][]string{
-		"m/examples/p":      {"fmt", "m/examples/lib"},
-		"m/examples/lib":    {"github.com/x/raft"},
-		"github.com/x/raft": {"net", "io"},
-		"fmt":               {"io"},
-		"net":               {"io"},
+	want := map[string][]pageRun{
+		"./examples/a": {
+			{At: "book/c.md:4", Text: "go run ./examples/a -n 2", Args: []string{"-n", "2"}, Expected: []string{"out"}},
+			{At: "book/c.md:17", Text: "go run ./examples/a", Args: []string{}},
+		},
+		"./examples/c": {{At: "book/c.md:8", Text: "go run ./examples/c/", Args: []string{}}},
 	}
-	got := importChain(imports, "m/examples/p", "net")
-	if want := []string{"m/examples/p", "m/examples/lib", "github.com/x/raft", "net"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("chain %q, want %q", got, want)
-	}
-	if got := importChain(imports, "fmt", "net"); got != nil {
-		t.Errorf("fmt reaches net by %q", got)
+	if !reflect.DeepEqual(runs, want) {
+		t.Errorf("runs %#v,\nwant %#v", runs, want)
 	}
 }
 
@@ -106,5 +103,37 @@ func main() {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("flags:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestPageNote(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"main.go":        "package main\n\n//bookgen:page-note everywhere: not a page note\nfunc main() {}\n",
+		"store_js.go":    "//go:build js\n\npackage main\n\n//bookgen:page-note the log is kept in memory\n",
+		"net_js.go":      "package main\n\n//bookgen:page-note probes travel in memory\n",
+		"disk.go":        "//go:build !js\n\npackage main\n\n//bookgen:page-note on the host only\n",
+		"tagged_js.go":   "//go:build js && pagetag\n\npackage main\n\n//bookgen:page-note with the tag\n",
+		"store_test.go":  "//go:build js\n\npackage main\n\n//bookgen:page-note a test\n",
+		"readme_js.txt":  "//bookgen:page-note not Go\n",
+		"empty_js.go":    "package main\n\n//bookgen:page-note   \n",
+		"windows_x.go":   "//go:build windows\n\npackage main\n\n//bookgen:page-note windows\n",
+		"wasm_wasm.go":   "package main\n\n//bookgen:page-note wasm by file name\n",
+		"other_linux.go": "package main\n\n//bookgen:page-note linux\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := pageNote(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "probes travel in memory; the log is kept in memory; wasm by file name"; got != want {
+		t.Errorf("pageNote = %q, want %q", got, want)
+	}
+	got, _ = pageNote(dir, []string{"pagetag"})
+	if want := "probes travel in memory; the log is kept in memory; with the tag; wasm by file name"; got != want {
+		t.Errorf("pageNote with pagetag = %q, want %q", got, want)
 	}
 }

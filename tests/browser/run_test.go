@@ -139,7 +139,8 @@ func runEveryPanel(t *testing.T, tb *tab, url string) []panelResult {
 // with netlify.toml's headers and runs every program in Chromium: the
 // output streamed into the page must match the transcript, in both themes
 // and at phone width; changed flags must change the output as the program
-// says; a socket program is marked not runnable with the reason; without
+// says; a loopback socket program runs on the page's in-process network; a
+// program that needs a disk is marked not runnable with the reason; without
 // JavaScript the panels stay hidden and the transcripts are all there is.
 func TestRunPanels(t *testing.T) {
 	bctx := newBrowser(t)
@@ -151,20 +152,22 @@ func TestRunPanels(t *testing.T) {
 	tb := newTab(t, bctx)
 
 	results := runEveryPanel(t, tb, url)
-	if len(results) != 3 {
-		t.Fatalf("%d runnable transcripts, want 3 (count twice, fail)", len(results))
+	if len(results) != 4 {
+		t.Fatalf("%d runnable transcripts, want 4 (count twice, fail, dial)", len(results))
 	}
 
-	note := eval[string](tb, `(document.querySelector(".run-note") || {}).textContent || ""`)
-	if !strings.Contains(note, "go run ./examples/dial") || !strings.Contains(note, "imports net") {
-		t.Errorf("the socket program's note is %q, want it named with the reason (imports net)", note)
-	}
 	notes := eval[string](tb, `Array.from(document.querySelectorAll(".run-note"), function(n){return n.textContent;}).join("\n")`)
+	if !strings.Contains(notes, "go run ./examples/disk): in node ") || !strings.Contains(notes, "not implemented on js") {
+		t.Errorf("the notes %q do not say why disk cannot run in the page (its output in a JavaScript engine)", notes)
+	}
 	if !strings.Contains(notes, "go run ./examples/rlimit): does not build for js/wasm: examples/rlimit/main.go:11:") {
 		t.Errorf("the notes %q do not say why rlimit cannot run, at file:line", notes)
 	}
-	if eval[bool](tb, `!!document.querySelector('.run[data-pkg="./examples/dial"]')`) {
-		t.Error("the socket program got a run panel")
+	if eval[bool](tb, `!!document.querySelector('.run[data-pkg="./examples/disk"]')`) {
+		t.Error("the disk program got a run panel")
+	}
+	if !eval[bool](tb, `!!document.querySelector('.run[data-pkg="./examples/dial"]')`) {
+		t.Error("the loopback program has no run panel")
 	}
 
 	// Change the flags of the first panel (-n 2 extra): -n 4 -shout.
@@ -185,6 +188,16 @@ func TestRunPanels(t *testing.T) {
 	eval[bool](tb, `(function(p){p.querySelector('input[data-flag="n"]').value = "2"; p.querySelector('input[data-flag="shout"]').checked = false; return true;})(document.querySelector(".run[data-wasm]"))`)
 	checkMatches(t, "flags restored", clickRun(tb, 0))
 	tb.noConsoleErrors("flags")
+
+	// A run that prints without end is stopped at the panel's bound (1
+	// MiB), with the output so far, and the page stays responsive.
+	eval[bool](tb, `(function(p){p.querySelector('input[data-flag="n"]').value = "5000000"; return true;})(document.querySelector(".run[data-wasm]"))`)
+	if r := clickRun(tb, 0); r.State != "stopped" || !strings.Contains(r.Status, "printed more than 1 MiB") || len(r.Output) != 1<<20 {
+		t.Errorf("-n=5000000: state %q, status %q, %d characters of output; want it stopped at 1 MiB, saying so", r.State, r.Status, len(r.Output))
+	}
+	if got := eval[int](tb, `1 + 1`); got != 2 {
+		t.Errorf("the page does not answer after a bounded run")
+	}
 	checkRequests(t, tb, srv.URL)
 
 	// Without JavaScript: no panel, every transcript, the note.
@@ -194,8 +207,8 @@ func TestRunPanels(t *testing.T) {
 	if got := eval[int](nj, `Array.from(document.querySelectorAll(".run")).filter(function(p){return p.getClientRects().length > 0;}).length`); got != 0 {
 		t.Errorf("without JavaScript %d run panels are shown", got)
 	}
-	if got := eval[int](nj, `document.querySelectorAll('.code-block[data-lang="console"]').length`); got != 5 {
-		t.Errorf("without JavaScript %d transcripts, want 5", got)
+	if got := eval[int](nj, `document.querySelectorAll('.code-block[data-lang="console"]').length`); got != 6 {
+		t.Errorf("without JavaScript %d transcripts, want 6", got)
 	}
 	if !eval[bool](nj, `document.querySelector(".run-note").getClientRects().length > 0`) {
 		t.Error("without JavaScript the not-runnable note is hidden")

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -11,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,6 +147,9 @@ type proc struct {
 	id, addr, raft, admin string
 	args                  []string
 	cmd                   *exec.Cmd
+	prefix                []string  // runs the binary through this command (a network namespace's ip netns exec)
+	stderr                io.Writer // where the voter's stderr goes (nil: the test's)
+	starts                int
 }
 
 var serving = regexp.MustCompile(`^ownerd: voter (\S+) serving on `)
@@ -152,9 +158,17 @@ var serving = regexp.MustCompile(`^ownerd: voter (\S+) serving on `)
 // it has one, is up by then too: it is printed after).
 func (p *proc) start(t *testing.T, bin string) {
 	t.Helper()
-	p.cmd = exec.Command(bin, p.args...)
+	argv := append(append(append([]string(nil), p.prefix...), bin), p.args...)
+	if p.starts++; p.starts == 1 && slices.Contains(p.args, "-peers") && !slices.Contains(p.args, "-join") {
+		argv = append(argv, "-bootstrap") // the group's first start only
+	}
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no voter outlives a killed test
 	out, _ := p.cmd.StdoutPipe()
 	p.cmd.Stderr = os.Stderr
+	if p.stderr != nil {
+		p.cmd.Stderr = p.stderr
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -328,4 +342,62 @@ func TestOwnerdReplaceVoter(t *testing.T) {
 		t.Fatalf("State(x) = %v, want held by B", s)
 	}
 	t.Logf("replaced v3 by v4, killed %s; x is %v", leader.id, s)
+}
+
+// TestOwnerdLostDataDir: as TestStreamdLostDataDir, for ownerd. Three
+// voters start (the first start bootstraps), v3 is killed, its data
+// directory removed, and it is started again with its usual command line
+// (-peers, no -bootstrap): it must exit with an error naming the directory
+// and -join, instead of bootstrapping a group of its own and voting with an
+// empty log (Raft §5.4.1).
+func TestOwnerdLostDataDir(t *testing.T) {
+	bin := binary(t, "ownership/ownerd")
+	root := t.TempDir()
+	certs := filepath.Join(root, "certs")
+	if out, err := exec.Command(bin, "-init-ca", certs).CombinedOutput(); err != nil {
+		t.Fatalf("ownerd -init-ca: %v\n%s", err, out)
+	}
+	var ps []*proc
+	var peers []string
+	for i := range 3 {
+		p := &proc{id: fmt.Sprintf("v%d", i+1), addr: freePort(t, "127.0.0.1"), raft: freePort(t, "127.0.0.1")}
+		peers = append(peers, p.id+"="+p.raft)
+		ps = append(ps, p)
+	}
+	t.Cleanup(func() {
+		for _, p := range ps {
+			p.kill()
+		}
+	})
+	for _, p := range ps {
+		p.args = []string{"-id", p.id, "-addr", p.addr, "-raft-addr", p.raft, "-data", filepath.Join(root, p.id),
+			"-ca", certs, "-peers", strings.Join(peers, ",")}
+		p.start(t, bin)
+	}
+	v3 := ps[2]
+	v3.kill()
+	dir := filepath.Join(root, v3.id)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, v3.args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if !strings.Contains(out.String(), dir) || !strings.Contains(out.String(), "-join") {
+			t.Fatalf("voter v3 exited (%v) on an empty data directory without naming %s and -join:\n%s", err, dir, out.String())
+		}
+		t.Logf("voter v3 refused to start on an empty data directory (%v): %s", err, strings.TrimSpace(out.String()))
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("voter v3 started on an empty data directory in a running group with its usual command line: it bootstrapped a group of its own\n%s", out.String())
+	}
 }

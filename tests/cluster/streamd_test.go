@@ -48,11 +48,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,6 +119,7 @@ type voter struct {
 	cmd      *exec.Cmd
 	log      *os.File
 	starts   int
+	prefix   []string // runs the binary through this command (a network namespace's ip netns exec)
 }
 
 type cluster struct {
@@ -181,7 +184,12 @@ func (c *cluster) start(v *voter) {
 	}
 	v.starts++
 	fmt.Fprintf(f, "--- start %d\n", v.starts)
-	v.cmd = exec.Command(c.bin, v.args...)
+	argv := append(append(append([]string(nil), v.prefix...), c.bin), v.args...)
+	if v.starts == 1 && slices.Contains(v.args, "-peers") {
+		argv = append(argv, "-bootstrap") // the group's first start only
+	}
+	v.cmd = exec.Command(argv[0], argv[1:]...)
+	v.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no voter outlives a killed test
 	v.cmd.Stderr, v.cmd.Stdout, v.log = f, f, f
 	if err := v.cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -706,9 +714,29 @@ func TestStreamdCluster(t *testing.T) {
 	pause(500 * time.Millisecond)
 	l.stop.Store(true)
 	wg.Wait()
+	t.Logf("faults: %s", strings.Join(faults, "; "))
+	l.check()
+}
 
-	// Recovery: a read through the leader settles everything in flight;
-	// then every voter must have applied the same log.
+// runFigures are what one checked run did and found.
+type runFigures struct {
+	Ops        int // operations in the history porcupine checked
+	Acked      int // acknowledged appends (appended or duplicate)
+	Claims     int // acknowledged claims (an append that closed an epoch)
+	Fenced     int // appends refused at a closed epoch (403)
+	Violations int // lost, doubled or foreign appends, fence breaks, a non-linearizable history
+}
+
+// check ends a run whose load has stopped: a read through the leader
+// settles everything in flight; every voter must then have applied the same
+// log (equal applied index and state digest) and read the same bytes, every
+// acknowledged append must be there once (contentProblems), and the history
+// must be linearizable (porcupine, streamModel). Each problem is reported
+// with t.Error and counted in the returned figures.
+func (l *load) check() runFigures {
+	t, c := l.t, l.c
+	t.Helper()
+	var fig runFigures
 	ld := c.leader(10 * time.Second)
 	call := l.now()
 	final, err := l.read(ld)
@@ -736,7 +764,9 @@ func TestStreamdCluster(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("voters differ 15s after the load stopped: %+v", views)
+			fig.Violations++
+			t.Errorf("voters differ 15s after the load stopped: %+v", views)
+			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -746,13 +776,14 @@ func TestStreamdCluster(t *testing.T) {
 			t.Fatalf("final read through %s: %v", v.id, err)
 		}
 		if got != final {
+			fig.Violations++
 			t.Errorf("final read through %s: %d bytes, through the leader %d", v.id, len(got), len(final))
 		}
 	}
 
-	t.Logf("faults: %s", strings.Join(faults, "; "))
 	t.Logf("outcomes %v; %d bytes, %d claims acknowledged", l.counts, len(final), len(l.claims))
 	for _, p := range contentProblems(l.acked, l.sent, l.claims, final) {
+		fig.Violations++
 		t.Error(p)
 	}
 	if l.counts[string(appended)] == 0 || len(l.claims) == 0 || l.counts["read"] == 0 {
@@ -766,8 +797,11 @@ func TestStreamdCluster(t *testing.T) {
 	res, _ := porcupine.CheckOperationsVerbose(streamModel.ToModel(), ops, 2*time.Minute)
 	t.Logf("porcupine checked %d operations in %v: %s", len(ops), time.Since(start).Round(time.Millisecond), res)
 	if res != porcupine.Ok {
+		fig.Violations++
 		t.Errorf("the history is not linearizable (%s)", res)
 	}
+	fig.Ops, fig.Acked, fig.Claims, fig.Fenced = len(ops), len(l.acked), len(l.claims), l.counts[string(fenced)]
+	return fig
 }
 
 // resolveUnknown settles the appends whose outcome the client never learned,

@@ -13,13 +13,15 @@
 //
 // One voter per process (on one host here; on three hosts use each host's
 // address): make a CA once, copy its directory to every host, start each
-// voter with the same -peers list.
+// voter with the same -peers list, and -bootstrap on the group's first
+// start only (a later start without it refuses a data directory with no
+// Raft state: the voter lost its log, and is removed and joins again).
 //
 //	ownerd -init-ca certs
 //	ownerd -id v1 -addr 127.0.0.1:5001 -raft-addr 127.0.0.1:6001 -data v1 -ca certs \
-//	       -peers v1=127.0.0.1:6001,v2=127.0.0.1:6002,v3=127.0.0.1:6003
-//	ownerd -id v2 -addr 127.0.0.1:5002 -raft-addr 127.0.0.1:6002 -data v2 -ca certs -peers …same…
-//	ownerd -id v3 -addr 127.0.0.1:5003 -raft-addr 127.0.0.1:6003 -data v3 -ca certs -peers …same…
+//	       -peers v1=127.0.0.1:6001,v2=127.0.0.1:6002,v3=127.0.0.1:6003 -bootstrap
+//	ownerd -id v2 -addr 127.0.0.1:5002 -raft-addr 127.0.0.1:6002 -data v2 -ca certs -peers …same… -bootstrap
+//	ownerd -id v3 -addr 127.0.0.1:5003 -raft-addr 127.0.0.1:6003 -data v3 -ca certs -peers …same… -bootstrap
 //
 // Raft between the processes is mutual TLS with peer certificates the
 // voters issue themselves from the CA at start; clients use the node
@@ -55,10 +57,11 @@ func main() {
 	id := flag.String("id", "", "run one voter of a group spanning processes: this voter's ID (e.g. v1); needs -ca, -peers, -addr, -raft-addr")
 	addr := flag.String("addr", "127.0.0.1:5001", "with -id: HTTPS address of the wire methods")
 	raftAddr := flag.String("raft-addr", "127.0.0.1:6001", "with -id: Raft address (mutual TLS), as named in -peers")
-	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); used only when -data holds no Raft state")
+	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); the group is bootstrapped from it on its first start, with -bootstrap")
 	ca := flag.String("ca", "", "with -id: directory holding ca.pem and ca.key (from -init-ca)")
 	initCADir := flag.String("init-ca", "", "write a new CA and the roster nodes' certificates to this directory, and exit")
 	validity := flag.Duration("ca-validity", 365*24*time.Hour, "with -init-ca: how long the CA and every certificate issued from it are valid")
+	bootstrap := flag.Bool("bootstrap", false, "with -id and -peers: the group's first start: bootstrap it from -peers (-data must hold no Raft state); without it (and without -join), a -data with no Raft state is refused, since the group already exists (a voter that lost its data is removed and started again with -join)")
 	join := flag.Bool("join", false, "with -id: do not bootstrap; -peers names the running voters to trust (and this one) until a leader adds this voter (POST /v1/cluster/voters on its -admin address)")
 	admin := flag.String("admin", "", "with -id: loopback address for the membership endpoints (GET /v1/cluster, POST /v1/cluster/voters, DELETE /v1/cluster/voters/<id>, POST /v1/cluster/transfer); \"\": none")
 	raftTimeout := flag.Duration("raft-timeout", 300*time.Millisecond, "with -id: Raft heartbeat, election and leader-lease timeout")
@@ -70,11 +73,13 @@ func main() {
 	case *id != "":
 		var ps []replica.Peer
 		if ps, err = parsePeers(*peers); err == nil {
-			if *ca == "" || *dir == "" {
+			if *bootstrap && *join {
+				err = errors.New("give -bootstrap (create the group) or -join (join a running one), not both")
+			} else if *ca == "" || *dir == "" {
 				err = errors.New("-id needs -ca (from -init-ca) and -data (this voter's Raft log)")
 			} else {
 				err = serveVoter(voterOptions{id: *id, addr: *addr, raftAddr: *raftAddr, data: *dir, ca: *ca,
-					peers: ps, timeout: *raftTimeout, join: *join, admin: *admin}, os.Stdout)
+					peers: ps, timeout: *raftTimeout, join: *join, bootstrap: *bootstrap, admin: *admin}, os.Stdout)
 			}
 		}
 	default:

@@ -86,6 +86,11 @@ type voterOptions struct {
 	// this voter's log holds the group's configuration (a leader adds it
 	// with POST /v1/cluster/voters on its admin address).
 	join bool
+	// bootstrap: the group's first start; the voter bootstraps it from
+	// peers. Without it or join, a data directory with no Raft state is
+	// refused (replica.BootstrapNever): the group exists, and a voter that
+	// lost its log must not vote as if it had one.
+	bootstrap bool
 	// admin is the loopback address of the membership endpoints ("": none).
 	admin string
 }
@@ -140,13 +145,21 @@ func serveVoter(o voterOptions, w io.Writer) error {
 	transport := service.NewRaftTransport(auth, peerCert, rl, func() []replica.Peer { return *trusted.Load() })
 	defer transport.Close()
 	m := service.NewMachine()
-	bootstrap := o.peers
-	if o.join {
-		bootstrap = nil
+	bootstrap, mode := o.peers, replica.BootstrapNever
+	switch {
+	case o.join:
+		bootstrap, mode = nil, replica.BootstrapIfEmpty
+	case o.bootstrap:
+		mode = replica.BootstrapNew
 	}
 	g, err := replica.Open(replica.Config{ID: o.id, Dir: o.data, Transport: transport, Voters: bootstrap,
-		HeartbeatTimeout: o.timeout, ElectionTimeout: o.timeout, LeaderLeaseTimeout: o.timeout}, m)
-	if err != nil {
+		Bootstrap: mode, HeartbeatTimeout: o.timeout, ElectionTimeout: o.timeout, LeaderLeaseTimeout: o.timeout}, m)
+	switch {
+	case errors.Is(err, replica.ErrNoState):
+		return fmt.Errorf("%w\nto bring voter %s back: on the leader's -admin address DELETE /v1/cluster/voters/%s, then start this one with -join; to create a new group, give -bootstrap", err, o.id, o.id)
+	case errors.Is(err, replica.ErrBootstrapped):
+		return fmt.Errorf("%w; leave out -bootstrap", err)
+	case err != nil:
 		return err
 	}
 	defer g.Close()

@@ -1,9 +1,11 @@
 // Command failover runs five hashicorp/raft voters in one process, on
 // raft's in-memory transport, and takes them through an election, the
-// crash of the leader and a network partition, printing the terms, votes
-// and commits it observes. Which voter wins an election and the exact term
-// numbers depend on timing, so the program prints only facts that do not:
-// relations between terms, quorums, and which writes every voter applied.
+// crash of the leader and a network partition, printing what it measures
+// of terms, votes and commits. Which voter wins an election and the exact
+// term numbers depend on timing, so the program prints only measurements
+// that do not: how many voters agree on a leader, how terms compare, how
+// many votes a leader holds against the quorum, how many writes each voter
+// applied, and what the vote record shows.
 // Rules: Diego Ongaro and John Ousterhout, "In Search of an Understandable
 // Consensus Algorithm (Extended Version)", 2014, sections 5.1 to 5.4.
 //
@@ -16,6 +18,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ownership-book/ownership/examples/raft/lab"
@@ -28,13 +31,68 @@ func main() {
 	}
 }
 
-// fact prints one observed fact and whether it held.
-func fact(w io.Writer, what string, held bool) {
-	answer := "yes"
-	if !held {
-		answer = "NO"
+// fact prints one measurement.
+func fact(w io.Writer, what, measured string) {
+	fmt.Fprintf(w, "   %-54s %s\n", what+":", measured)
+}
+
+// higher compares a term with an earlier one.
+func higher(t, than uint64) string {
+	switch {
+	case t > than:
+		return "higher"
+	case t == than:
+		return "EQUAL"
 	}
-	fmt.Fprintf(w, "   %-58s %s\n", what+":", answer)
+	return "LOWER"
+}
+
+// applied reports how many commands each voter in ids has applied: "n on
+// each of k" when they agree, every voter's count when they do not.
+func applied(l *lab.Lab, ids []string) string {
+	counts := make([]int, len(ids))
+	for i, id := range ids {
+		if v := l.Voter(id); v != nil && v.KV != nil {
+			counts[i], _ = v.KV.Applied()
+		} else {
+			counts[i] = -1
+		}
+	}
+	return summarize(ids, counts)
+}
+
+// summarize prints counts[i] for voter ids[i]: "n" for one voter, "n on
+// each of k" when all are equal, and otherwise every voter's count, so a
+// disagreement is printed, not folded into a verdict; -1 means the voter is
+// not running.
+func summarize(ids []string, counts []int) string {
+	same := true
+	for _, c := range counts {
+		same = same && c == counts[0]
+	}
+	if same && len(counts) == 1 && counts[0] >= 0 {
+		return fmt.Sprint(counts[0])
+	}
+	if same && len(counts) > 0 && counts[0] >= 0 {
+		return fmt.Sprintf("%d on each of %d", counts[0], len(counts))
+	}
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if counts[i] < 0 {
+			fmt.Fprintf(&b, "%s=down", id)
+		} else {
+			fmt.Fprintf(&b, "%s=%d", id, counts[i])
+		}
+	}
+	return b.String()
+}
+
+// without returns ids less the one given.
+func without(ids []string, id string) []string {
+	return slices.DeleteFunc(slices.Clone(ids), func(x string) bool { return x == id })
 }
 
 func run(w io.Writer) error {
@@ -50,19 +108,21 @@ func run(w io.Writer) error {
 	// ANCHOR: elect
 	var leader1 string
 	var term1 uint64
+	agree := 0
 	if err := lab.WaitFor(ctx, "all voters to name one leader and term", func() bool {
 		id, t, ok := l.Leader()
 		if !ok {
 			return false
 		}
+		agree = 0
 		for _, v := range l.IDs() {
 			r := l.Raft(v)
-			if _, lid := r.LeaderWithID(); string(lid) != id || r.CurrentTerm() != t {
-				return false
+			if _, lid := r.LeaderWithID(); string(lid) == id && r.CurrentTerm() == t {
+				agree++
 			}
 		}
 		leader1, term1 = id, t
-		return true
+		return agree == len(l.IDs())
 	}); err != nil {
 		return err
 	}
@@ -73,9 +133,13 @@ func run(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, "\n1. election")
-	fact(w, "all five voters name one leader and one term", true)
-	fact(w, "that term is above the bootstrap term 1", term1 > 1)
-	fact(w, "the leader won 3 or more of the 5 votes of that term", votes >= 3)
+	fact(w, "voters naming the same leader in the same term", fmt.Sprintf("%d of 5", agree))
+	fact(w, "that term, against the bootstrap term 1", higher(term1, 1))
+	quorum := "at least the quorum of 3"
+	if votes < 3 {
+		quorum = fmt.Sprintf("%d, BELOW the quorum of 3", votes)
+	}
+	fact(w, "votes the leader holds in its term, its own included", quorum)
 	// ANCHOR_END: elect
 
 	writes := 0
@@ -91,7 +155,8 @@ func run(w io.Writer) error {
 	if err := write(10); err != nil {
 		return err
 	}
-	fact(w, "10 writes acknowledged; all five voters applied them", l.WaitApplied(ctx, 10) == nil)
+	_ = l.WaitApplied(ctx, 10)
+	fact(w, "10 writes acknowledged; commands applied", applied(l, l.IDs()))
 
 	// ANCHOR: kill
 	fmt.Fprintln(w, "\n2. the leader crashes")
@@ -102,17 +167,30 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fact(w, "the four survivors elect a new leader in a higher term", term2 > term1 && leader2 != leader1)
-	fact(w, "the new leader holds all 10 acknowledged writes", l.WaitApplied(ctx, 10, leader2) == nil)
+	survivors := without(l.IDs(), leader1)
+	same := "another voter"
+	if leader2 == leader1 {
+		same = "THE CRASHED ONE"
+	}
+	fact(w, "the survivors elect", same)
+	fact(w, "its term, against the crashed leader's", higher(term2, term1))
+	_ = l.WaitApplied(ctx, 10, leader2)
+	fact(w, "commands the new leader has applied", applied(l, []string{leader2}))
 	if err := write(10); err != nil {
 		return err
 	}
-	fact(w, "10 more writes commit with four voters of five", l.WaitApplied(ctx, 20) == nil)
+	_ = l.WaitApplied(ctx, 20)
+	fact(w, "10 more writes acknowledged; applied by survivors", applied(l, survivors))
 	if err := l.Restart(leader1); err != nil {
 		return err
 	}
-	caught := l.WaitApplied(ctx, 20, leader1) == nil
-	fact(w, "the old leader restarts, learns the new term, applies 20", caught && l.Raft(leader1).CurrentTerm() >= term2)
+	_ = l.WaitApplied(ctx, 20, leader1)
+	fact(w, "the old leader restarts; commands it applied", applied(l, []string{leader1}))
+	cmp := "equal or higher"
+	if l.Raft(leader1).CurrentTerm() < term2 {
+		cmp = "LOWER"
+	}
+	fact(w, "its term, against the new leader's", cmp)
 	// ANCHOR_END: kill
 
 	// ANCHOR: partition
@@ -135,24 +213,36 @@ func run(w io.Writer) error {
 	slices.Sort(minority)
 	l.Partition(minority)
 	lost := l.Apply(leader, fmt.Sprintf("minority 1 set lost %s", leader), 2*time.Second)
-	fact(w, "a write to the old leader (minority side) is refused", lost != nil)
+	outcome := "not acknowledged within 2 s"
+	if lost == nil {
+		outcome = "ACKNOWLEDGED"
+	}
+	fact(w, "a write to the leader on the minority side", outcome)
 	leader3, term3, err := l.WaitLeader(ctx, term, majority...)
 	if err != nil {
 		return err
 	}
-	fact(w, "the majority side elects a leader in a higher term", term3 > term && leader3 != leader)
+	side := "one of its own voters"
+	if !slices.Contains(majority, leader3) {
+		side = "A MINORITY VOTER"
+	}
+	fact(w, "the majority side elects", side)
+	fact(w, "its term, against the minority leader's", higher(term3, term))
 	if err := write(10); err != nil {
 		return err
 	}
-	fact(w, "10 writes commit on the majority side", l.WaitApplied(ctx, 30, majority...) == nil)
+	_ = l.WaitApplied(ctx, 30, majority...)
+	fact(w, "10 writes acknowledged; applied on the majority", applied(l, majority))
 	l.Heal()
-	converged := l.WaitApplied(ctx, 30) == nil
-	absent := true
+	_ = l.WaitApplied(ctx, 30)
+	fact(w, "after healing, commands applied", applied(l, l.IDs()))
+	holding := 0
 	for _, id := range l.IDs() {
-		absent = absent && l.Voter(id).KV.Get("lost") == ""
+		if l.Voter(id).KV.Get("lost") != "" {
+			holding++
+		}
 	}
-	fact(w, "after healing, all five applied the same 30 writes", converged)
-	fact(w, "and none applied the unacknowledged minority write", absent)
+	fact(w, "voters that applied the minority write", fmt.Sprintf("%d of 5", holding))
 	// ANCHOR_END: partition
 
 	a := lab.AuditVotes(l.Votes(), 5)
@@ -163,7 +253,7 @@ func run(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, "\n4. the record of every RequestVote answered in the run")
-	fact(w, "no voter granted its vote to two candidates in one term", a.DoubleVotes == 0)
-	fact(w, "no term had two candidates with a quorum of votes", multi == 0)
+	fact(w, "voters that granted two candidates one term", fmt.Sprint(a.DoubleVotes))
+	fact(w, "terms in which two candidates had a quorum", fmt.Sprint(multi))
 	return nil
 }

@@ -14,3 +14,14 @@ var update = flag.Bool("update", false, "rewrite testdata/transfer.golden from t
 func TestOutputMatchesGolden(t *testing.T) {
 	golden.Check(t, "transfer", "./examples/raft/transfer", *update, run)
 }
+
+// Counts that differ between voters are printed voter by voter.
+func TestPerVoterPrintsDisagreement(t *testing.T) {
+	ids := []string{"A", "B"}
+	if got := perVoter(ids, []int{200, 200}); got != "200 on each of 2" {
+		t.Errorf("equal counts: %q", got)
+	}
+	if got := perVoter(ids, []int{200, 199}); got != "A=200 B=199" {
+		t.Errorf("different counts: %q", got)
+	}
+}

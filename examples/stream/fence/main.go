@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -28,6 +29,13 @@ type client struct {
 	name, base string
 }
 
+// httpClient sends every request through package net's dialer. On a host
+// that is what http.DefaultClient does; in a browser page (js/wasm) the
+// default transport would hand requests to the browser's fetch instead,
+// which cannot reach a voter listening inside the page, while a transport
+// with its own dialer uses the page's in-process network.
+var httpClient = &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{}).DialContext}}
+
 // do sends one request and returns the status and the response headers.
 func (c client) do(method, path string, h map[string]string, body string) (*http.Response, string) {
 	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
@@ -37,7 +45,7 @@ func (c client) do(method, path string, h map[string]string, body string) (*http
 	for k, v := range h {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -39,6 +39,14 @@ type Options struct {
 	// ignores it. Empty: this voter bootstraps nothing and waits until a
 	// leader adds it (POST /v1/cluster/voters, see AdminPrefix; Join).
 	Peers []replica.Peer
+	// Bootstrap, with ID and Peers, says this is the group's first start:
+	// the voter bootstraps the group from Peers, and Start fails (wrapping
+	// replica.ErrBootstrapped) if Dir already holds Raft state. Without it,
+	// Peers name a group that exists, and a Dir with no Raft state makes
+	// Start fail (wrapping replica.ErrNoState) instead of bootstrapping a
+	// second group next to it: a voter that lost its disk must be removed
+	// and added again with Join (see replica.BootstrapMode). Only with ID.
+	Bootstrap bool
 	// RaftAdvertise is the Raft address peers dial to reach this voter when
 	// it differs from RaftAddr (a wildcard RaftAddr, a proxy). Default:
 	// RaftAddr. Only with ID.
@@ -315,6 +323,12 @@ func startOne(opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{byID: map[string]*Node{}}
 	cfg := c.raftConfig(opts, opts.ID, opts.Peers)
+	switch {
+	case opts.Bootstrap:
+		cfg.Bootstrap = replica.BootstrapNew
+	case len(opts.Peers) > 0 && opts.Dir != "":
+		cfg.Bootstrap = replica.BootstrapNever
+	}
 	cfg.Bind, cfg.Advertise, cfg.Dir = opts.RaftAddr, opts.RaftAdvertise, opts.Dir
 	if err := c.add(opts, cfg, opts.HTTPAddr, nil, opts.URL); err != nil {
 		c.Close()

@@ -11,12 +11,16 @@
 // host's address):
 //
 //	streamd -id A -addr 127.0.0.1:4437 -raft-addr 127.0.0.1:7437 -data a \
-//	        -peers A=127.0.0.1:7437,B=127.0.0.1:7438,C=127.0.0.1:7439
-//	streamd -id B -addr 127.0.0.1:4438 -raft-addr 127.0.0.1:7438 -data b -peers …same list…
-//	streamd -id C -addr 127.0.0.1:4439 -raft-addr 127.0.0.1:7439 -data c -peers …same list…
+//	        -peers A=127.0.0.1:7437,B=127.0.0.1:7438,C=127.0.0.1:7439 -bootstrap
+//	streamd -id B -addr 127.0.0.1:4438 -raft-addr 127.0.0.1:7438 -data b -peers …same list… -bootstrap
+//	streamd -id C -addr 127.0.0.1:4439 -raft-addr 127.0.0.1:7439 -data c -peers …same list… -bootstrap
 //
-// -peers bootstraps a new group (every voter gets the same list; a voter
-// whose -data already holds Raft state ignores it). A voter started with
+// -peers names the group's voters (every voter gets the same list).
+// -bootstrap, on the group's first start only, bootstraps it from that
+// list; every later start leaves it out. A voter whose -data holds no Raft
+// state and that is not told -bootstrap refuses to start: its group
+// exists, and a voter that lost its log must not vote as if it had one (it
+// is removed and joins again). A voter started with
 // -join URL and no -peers asks the group, through the voter at URL, to add
 // it (hashicorp/raft AddVoter on the leader); DELETE /v1/cluster/voters/<id>
 // on any voter removes one (RemoveServer). GET /v1/cluster shows the
@@ -33,6 +37,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -52,7 +57,8 @@ func main() {
 	data := flag.String("data", "", "data directory: Raft log, stable store and snapshots (per voter in DIR/<id> unless -id) (\"\": in memory)")
 	cluster := flag.Int("cluster", 1, "number of voters in this process: 1 or 3 (not with -id)")
 	id := flag.String("id", "", "run one voter of a group spanning processes: this voter's ID (e.g. A)")
-	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); used only when -data holds no Raft state")
+	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); the group is bootstrapped from it on its first start, with -bootstrap")
+	bootstrap := flag.Bool("bootstrap", false, "with -id and -peers: the group's first start: bootstrap it from -peers (the data directory must hold no Raft state); without it, a data directory with no Raft state is refused, since the group already exists (a voter that lost its data is removed and started again with -join)")
 	join := flag.String("join", "", "with -id and no -peers: base URL of a running voter (e.g. http://10.0.0.1:4437) to ask to add this voter")
 	advertise := flag.String("raft-advertise", "", "with -id: the Raft address peers dial, if not -raft-addr (a wildcard bind, a proxy)")
 	url := flag.String("url", "", "with -id: the HTTP base URL other voters forward to (default http://<-addr>)")
@@ -84,12 +90,20 @@ func main() {
 		if len(ps) > 0 && *join != "" {
 			log.Fatalf("streamd: give -peers (bootstrap a new group) or -join (join a running one), not both")
 		}
-		opts.ID, opts.Peers, opts.RaftAdvertise, opts.URL = *id, ps, *advertise, *url
+		if *bootstrap && len(ps) == 0 {
+			log.Fatalf("streamd: -bootstrap needs -peers (the group's voters)")
+		}
+		opts.ID, opts.Peers, opts.RaftAdvertise, opts.URL, opts.Bootstrap = *id, ps, *advertise, *url, *bootstrap
 	} else if *peers != "" || *join != "" || *advertise != "" || *url != "" {
 		log.Fatalf("streamd: -peers, -join, -raft-advertise and -url need -id")
 	}
 	c, err := node.Start(opts)
-	if err != nil {
+	switch {
+	case errors.Is(err, replica.ErrNoState):
+		log.Fatalf("streamd: %v\nstreamd: to bring voter %s back: on a running voter DELETE /v1/cluster/voters/%s, then start this one with -join URL and no -peers; to create a new group, give -bootstrap", err, *id, *id)
+	case errors.Is(err, replica.ErrBootstrapped):
+		log.Fatalf("streamd: %v; leave out -bootstrap", err)
+	case err != nil:
 		log.Fatalf("streamd: %v", err)
 	}
 	for _, nd := range c.Nodes {

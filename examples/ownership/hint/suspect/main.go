@@ -163,14 +163,7 @@ func run(w io.Writer) error {
 // port chosen by the kernel (never printed).
 func newMember(name string) (*member, error) {
 	quiet := log.New(io.Discard, "", 0)
-	var nt *memberlist.NetTransport
-	var err error
-	for range 10 { // TCP and UDP must get the same free port; retry a race
-		nt, err = memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{"127.0.0.1"}, BindPort: 0, Logger: quiet})
-		if err == nil {
-			break
-		}
-	}
+	nt, port, err := newTransport(name, quiet)
 	if err != nil {
 		return nil, fmt.Errorf("member %s: %w", name, err)
 	}
@@ -179,7 +172,7 @@ func newMember(name string) (*member, error) {
 	cfg.Name = name
 	cfg.Transport = tr
 	cfg.BindAddr, cfg.AdvertiseAddr = "127.0.0.1", "127.0.0.1"
-	cfg.BindPort = nt.GetAutoBindPort()
+	cfg.BindPort = port
 	cfg.AdvertisePort = cfg.BindPort
 	cfg.Logger = quiet
 	// Lenient with a loaded machine: half a probe interval for an ack.
@@ -241,7 +234,7 @@ func waitFor(what string, cond func() bool) error {
 // and refuses every stream, as a stopped process whose socket buffers
 // overflow would. Resume makes it a normal member again.
 type pausable struct {
-	inner   *memberlist.NetTransport
+	inner   memberlist.NodeAwareTransport
 	paused  atomic.Bool
 	packets chan *memberlist.Packet
 	streams chan net.Conn
@@ -252,7 +245,7 @@ type pausable struct {
 
 var errPaused = errors.New("paused")
 
-func newPausable(inner *memberlist.NetTransport) *pausable {
+func newPausable(inner memberlist.NodeAwareTransport) *pausable {
 	p := &pausable{inner: inner, packets: make(chan *memberlist.Packet), streams: make(chan net.Conn), done: make(chan struct{})}
 	p.wg.Add(2)
 	go func() {

@@ -1,7 +1,9 @@
-// Command dial opens a socket, so it cannot run in a browser.
+// Command dial listens and dials on loopback: in a browser page it runs on
+// the standard library's in-process network for js/wasm.
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"net"
 )
@@ -12,6 +14,21 @@ func main() {
 		fmt.Println(err)
 		return
 	}
-	l.Close()
-	fmt.Println("listened on loopback")
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		fmt.Fprintln(c, "epoch 7")
+		c.Close()
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	c.Close()
+	fmt.Print("listened on loopback, read: ", line)
 }

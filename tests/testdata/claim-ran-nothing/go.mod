@@ -1,0 +1,3 @@
+module example.com/claim-ran-nothing
+
+go 1.26

@@ -1,0 +1,3 @@
+module example.com/mutants
+
+go 1.26
