@@ -160,6 +160,7 @@ func TestBuildInterrupted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	stale := hangPIDs(nil)
 	cmd := exec.Command(bookgen(t), "build", "-o", "out")
 	cmd.Dir = dir
 	var o, e bytes.Buffer
@@ -175,7 +176,12 @@ func TestBuildInterrupted(t *testing.T) {
 		time.Sleep(5 * time.Second)
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for noProc == nil && !hangRunning() {
+	var ours map[string]bool
+	for noProc == nil && len(ours) == 0 {
+		ours = hangPIDs(stale)
+		if len(ours) > 0 {
+			break
+		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			t.Fatalf("the transcript never started; stderr: %s", e.String())
@@ -213,7 +219,7 @@ func TestBuildInterrupted(t *testing.T) {
 		}
 	}
 	deadline = time.Now().Add(10 * time.Second)
-	for noProc == nil && hangRunning() {
+	for noProc == nil && len(stillRunning(ours)) > 0 {
 		if time.Now().After(deadline) {
 			t.Error("the transcript's program still runs after bookgen stopped")
 			break
@@ -222,14 +228,117 @@ func TestBuildInterrupted(t *testing.T) {
 	}
 }
 
-// hangRunning reports whether a process whose executable is named hang
-// runs (the program of TestBuildInterrupted's transcript).
-func hangRunning() bool {
+// hangPIDs returns the processes whose executable is named hang (the
+// program of TestBuildInterrupted's transcript) and that are not in
+// before: another test's or an earlier run's hang is not this build's.
+func hangPIDs(before map[string]bool) map[string]bool {
+	out := map[string]bool{}
 	procs, _ := filepath.Glob("/proc/[0-9]*/comm")
 	for _, p := range procs {
 		if b, err := os.ReadFile(p); err == nil && strings.TrimSpace(string(b)) == "hang" {
-			return true
+			if pid := filepath.Base(filepath.Dir(p)); !before[pid] {
+				out[pid] = true
+			}
 		}
 	}
-	return false
+	return out
+}
+
+// stillRunning returns the processes of pids that still run.
+func stillRunning(pids map[string]bool) []string {
+	var out []string
+	for pid := range pids {
+		if _, err := os.Stat(filepath.Join("/proc", pid)); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestInterruptDuringLongStage sends SIGINT to bookgen build while it
+// parses a 31 MB chapter, work that does not look at the build's context
+// for many seconds (15 s here before the watch): the process still ends
+// within a few seconds with status 130 and says why, and a second SIGINT
+// ends it at once. The previous site is kept either way.
+func TestInterruptDuringLongStage(t *testing.T) {
+	var ch strings.Builder
+	ch.WriteString("# Ch\n\n")
+	words := []string{"epoch", "fence", "*holder*", "token", "[link](#ch)", "`code`", "claim", "voter", "leader", "term"}
+	x := uint32(1)
+	for range 150000 {
+		for j := range 30 {
+			x = x*1664525 + 1013904223
+			if j > 0 {
+				ch.WriteByte(' ')
+			}
+			ch.WriteString(words[int(x>>8)%len(words)])
+		}
+		ch.WriteString("\n\n")
+	}
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"go.mod":            "module example.com/big\n\ngo 1.26\n",
+		"book/SUMMARY.md":   "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":        ch.String(),
+		"out/.bookgen-site": "",
+		"out/index.html":    "previous site",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		signals int
+		within  time.Duration
+		says    string
+	}{
+		{"one SIGINT", 1, 6 * time.Second, "bookgen: interrupted; the running stage did not stop within 1s, exiting without it"},
+		{"two SIGINTs", 2, 2 * time.Second, "bookgen: interrupted again; exiting now"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bookgen(t), "build", "-o", "out")
+			cmd.Dir = dir
+			var e bytes.Buffer
+			cmd.Stderr = &e
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			time.Sleep(2500 * time.Millisecond) // loading, expanding, parsing
+			start := time.Now()
+			for i := range tc.signals {
+				if i > 0 {
+					time.Sleep(100 * time.Millisecond)
+				}
+				if err := cmd.Process.Signal(os.Interrupt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var err error
+			select {
+			case err = <-waited:
+			case <-time.After(tc.within):
+				cmd.Process.Kill()
+				<-waited
+				t.Fatalf("bookgen build still ran %v after SIGINT; stderr: %s", tc.within, e.String())
+			}
+			t.Logf("stopped %v after the first SIGINT", time.Since(start).Round(time.Millisecond))
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Errorf("exit: %v, want status 130; stderr: %s", err, e.String())
+			}
+			if !strings.Contains(e.String(), tc.says) {
+				t.Errorf("stderr = %q, want %q", e.String(), tc.says)
+			}
+			if got, err := os.ReadFile(filepath.Join(dir, "out", "index.html")); err != nil || string(got) != "previous site" {
+				t.Errorf("previous site changed: %q, %v", got, err)
+			}
+		})
+	}
 }

@@ -110,10 +110,12 @@ var badMutantFixtures = []struct {
 	file   string
 	line   int
 	msg    string
+	detail string // in the error's detail, when set
 	mutate func(t *testing.T, root string)
 }{
 	{name: "survives", file: "book/ch.md", line: 6, mutate: mutantChapter("same"),
-		msg: "TestNext does not fail when mutant same is applied: the check cannot see what the claim says it checks"},
+		msg:    "TestNext does not fail when mutant same is applied: the check cannot see what the claim says it checks",
+		detail: "Its output under the mutant:\n=== RUN   TestNext\n--- PASS: TestNext"},
 	{name: "does not compile", file: "examples/calc/testdata/mutants/broken/calc.go", line: 6, mutate: mutantChapter("broken"),
 		msg: "mutant broken does not compile: undefined: step"},
 	{name: "required, missing", file: "book/ch.md", line: 6, mutate: mutantChapter(""),
@@ -155,6 +157,8 @@ func TestBadMutants(t *testing.T) {
 			errs := diag.All(err)
 			if len(errs) != 1 || errs[0].File != tt.file || errs[0].Line != tt.line || !strings.Contains(errs[0].Msg, tt.msg) {
 				t.Errorf("errors:\n%v\nwant one, %s:%d: ...%s...", err, tt.file, tt.line, tt.msg)
+			} else if !strings.Contains(errs[0].Detail, tt.detail) {
+				t.Errorf("detail:\n%s\nwant it to hold %q", errs[0].Detail, tt.detail)
 			}
 		})
 	}

@@ -124,6 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer watchInterrupt(ctx, stderr)()
 	if f := os.Getenv("BOOKGEN_CPUPROFILE"); f != "" {
 		w, err := os.Create(f)
 		if err == nil && pprof.StartCPUProfile(w) == nil {
@@ -184,6 +185,45 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// interruptGrace is how long bookgen waits, after Ctrl-C or SIGTERM, for
+// the stage that runs to stop (checks' processes are ended at once; a
+// stage between two checks of its context, such as goldmark parsing a
+// 30 MB chapter, may take seconds) before it exits anyway.
+const interruptGrace = time.Second
+
+// watchInterrupt makes Ctrl-C end the process promptly whatever runs:
+// once ctx is done (the first signal), a second signal exits at once and,
+// without one, the process exits after interruptGrace if run has not
+// returned by then. The site is replaced by a rename, so an exit leaves
+// the previous site or the new one, and whatever staging folder the write
+// had made, which the next build removes. The returned function ends the
+// watch (run returned).
+func watchInterrupt(ctx context.Context, stderr io.Writer) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(again)
+		grace := time.NewTimer(interruptGrace)
+		defer grace.Stop()
+		select {
+		case <-done:
+			return
+		case <-again:
+			fmt.Fprintln(stderr, "bookgen: interrupted again; exiting now")
+		case <-grace.C:
+			fmt.Fprintf(stderr, "bookgen: interrupted; the running stage did not stop within %v, exiting without it\n", interruptGrace)
+		}
+		os.Exit(exitInterrupted)
+	}()
+	return func() { close(done) }
 }
 
 // printBlessed lists, one line each, the transcripts test --bless rewrote

@@ -281,6 +281,9 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand
 	if nf != nil {
 		all = append(docs[:len(docs):len(docs)], nf)
 	}
+	if err := checkBounds(all); err != nil {
+		return b, docs, nf, nil, err
+	}
 	rep, err := verify.Verify(ctx, b, all, opt.Verify)
 	if err != nil {
 		return b, docs, nf, rep, err

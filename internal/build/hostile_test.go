@@ -444,3 +444,27 @@ func TestFigureBudgetFromBookToml(t *testing.T) {
 		t.Errorf("progress while drawing: %q", running)
 	}
 }
+
+// TestSpecialFileIsABrokenLink checks that a chapter's link or image to a
+// named pipe under book/ is an error at its line, as the site stage never
+// copies such a file (and reading it would wait for a writer): the link
+// check and the copy agree.
+func TestSpecialFileIsABrokenLink(t *testing.T) {
+	for _, tc := range []struct{ md, want string }{
+		{"# Ch\n\nSee [the log](log.txt).\n", `book/ch.md:3: link "log.txt" names book/log.txt, a named pipe, not a regular file; the site publishes only regular files`},
+		{"# Ch\n\n![fig](fig.png)\n", `book/ch.md:3: image "fig.png" names book/fig.png, a named pipe, not a regular file`},
+	} {
+		root := writeRepo(t, map[string]string{
+			"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
+			"book/ch.md":      tc.md,
+		})
+		for _, name := range []string{"log.txt", "fig.png"} {
+			if err := syscall.Mkfifo(filepath.Join(root, "book", name), 0o644); err != nil {
+				t.Fatalf("mkfifo: %v", err)
+			}
+		}
+		if _, err := buildRoot(t, root); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+}

@@ -158,6 +158,9 @@ func statInside(b *book.Book, repoPath string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, inSrc := b.InSrc(repoPath); inSrc && !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, &notRegularError{path: repoPath, kind: fileKind(fi.Mode())}
+	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, err
@@ -172,8 +175,37 @@ func statInside(b *book.Book, repoPath string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
+// ErrNotRegular is returned (wrapped) for a path in the source folder
+// that is neither a regular file nor a folder (a named pipe, a socket, a
+// device): the site stage copies only regular files, and reading a pipe
+// would wait for a writer.
+var ErrNotRegular = errors.New("is not a regular file")
+
+// notRegularError is ErrNotRegular for one path, with the file's kind.
+type notRegularError struct{ path, kind string }
+
+func (e *notRegularError) Error() string        { return e.path + ": " + e.kind + ", not a regular file" }
+func (e *notRegularError) Is(target error) bool { return target == ErrNotRegular }
+
+// fileKind names the type of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.Type().String()
+}
+
 func statString(fi fs.FileInfo, err error) string {
 	switch {
+	case errors.Is(err, ErrNotRegular):
+		return "special"
 	case errors.Is(err, ErrOutside):
 		return "outside"
 	case errors.Is(err, ErrNotPublished):

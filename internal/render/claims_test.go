@@ -108,3 +108,24 @@ func TestClaimLinksAndTable(t *testing.T) {
 		t.Errorf("links to check: %+v", deep.Links)
 	}
 }
+
+// require-mutants holds verified claims to a killed mutant; a render
+// without SetClaims (nothing verified, so no claim is shown as checked)
+// has none, and renders the page. With the claims set, the same page is
+// refused at the claim's line.
+func TestRequireMutantsOnlyForVerifiedClaims(t *testing.T) {
+	b := testBook(t)
+	b.Config.RequireMutants = []string{"ownership.md"}
+	must(t, os.WriteFile(filepath.Join(b.Root, "examples", "stream", "state_test.go"), []byte("package stream\n"), 0o644))
+	md := "# O\n\nEpochs rise ([A](../examples/stream/state_test.go#TestA)).\n"
+	if _, err := New(b).Render(doc(b, 1, md)); err != nil {
+		t.Errorf("render without claims: %v, want the page", err)
+	}
+	r := New(b)
+	r.SetClaims([]verify.Claim{{File: "book/ownership.md", Line: 3, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestA", Text: "Epochs rise.",
+		Target: "examples/stream/state_test.go", Func: "TestA", Package: "./examples/stream", StartLine: 1, EndLine: 1, Passed: true}})
+	_, err := r.Render(doc(b, 1, md))
+	if err == nil || !strings.Contains(err.Error(), "claim TestA names no mutant that its check kills") {
+		t.Errorf("render with a verified claim and no mutant: %v, want the require-mutants error", err)
+	}
+}

@@ -269,7 +269,11 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	errs = append(errs, pm.errors(r, chPath)...)
+	// require-mutants is a rule about verified claims: a render without
+	// SetClaims (nothing verified, no claim badges) has none to hold to it.
+	if r.claims.set {
+		errs = append(errs, pm.errors(r, chPath)...)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -457,6 +461,9 @@ func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 func missing(what, dest, repoPath string, err error) *diag.Error {
 	if errors.Is(err, ErrNotPublished) {
 		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a hidden file or an editor's leftover, which the site does not publish", what, dest, repoPath)}
+	}
+	if nr := (*notRegularError)(nil); errors.As(err, &nr) {
+		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, %s, not a regular file; the site publishes only regular files", what, dest, repoPath, nr.kind)}
 	}
 	if errors.Is(err, ErrOutside) {
 		return &diag.Error{Msg: fmt.Sprintf("%s %q names %s, a symbolic link that leads outside the repository; the site publishes only files inside it", what, dest, repoPath)}

@@ -176,6 +176,9 @@ func writeRunPanel(b *strings.Builder, c markdown.Command, p verify.Program, arg
 					html.EscapeString(f.Name), html.EscapeString(f.Default), checked, html.EscapeString(id), usage)
 				continue
 			}
+			// A default that is Go source (a variable, a call) is the
+			// program's own: the input is left empty and never passed,
+			// rather than showing source where a value belongs.
 			def := f.Default
 			if f.DefaultExpr {
 				def = ""
@@ -184,7 +187,7 @@ func writeRunPanel(b *strings.Builder, c markdown.Command, p verify.Program, arg
 				v = def
 			}
 			fmt.Fprintf(b, `<label class="run-flag"><code>%s</code> <input type="text" data-flag="%s" data-kind="%s" data-default="%s" value="%s" placeholder="%s" spellcheck="false"> %s</label>`,
-				html.EscapeString(id), html.EscapeString(f.Name), html.EscapeString(f.Kind), html.EscapeString(def), html.EscapeString(v), html.EscapeString(f.Default), usage)
+				html.EscapeString(id), html.EscapeString(f.Name), html.EscapeString(f.Kind), html.EscapeString(def), html.EscapeString(v), html.EscapeString(def), usage)
 		}
 		b.WriteString(`</details>`)
 	}
@@ -268,7 +271,7 @@ const runCSS = `
 .run-flag { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.5rem; margin: 0.35rem 0 0 0.5rem; }
 .run-flag input[type="text"] { font: 0.9em var(--font-mono); width: 10rem; max-width: 100%; padding: 0.1rem 0.3rem; border: 1px solid var(--border); border-radius: 4px; background: var(--code-bg); color: var(--fg); }
 .run-usage { color: var(--muted); }
-.run-output { margin: 0.5rem 0 0; padding: 0.6rem 0.75rem; max-height: 32rem; overflow: auto; background: var(--code-bg); color: var(--fg); border-radius: 6px; font: 0.85rem/1.45 var(--font-mono); white-space: pre; }
+.run-output { margin: 0.5rem 0 0; padding: 0.6rem 0.75rem; max-height: 32rem; overflow: auto; background: var(--code-bg); color: var(--fg); border-radius: 6px; font: 0.85rem/1.45 var(--font-mono); white-space: pre-wrap; overflow-wrap: anywhere; }
 .run-note { margin: 0 0 1rem; padding: 0.35rem 0.75rem; border: 1px solid var(--border); border-top: 0; border-radius: 0 0 6px 6px; color: var(--muted); font-size: 0.85rem; overflow-wrap: anywhere; }
 @media (min-width: 900px) { .chapter .run, .chapter .run-note { margin-right: -2rem; } }
 @media print { .run { display: none; } }

@@ -11,7 +11,8 @@ import (
 var runPrograms = []verify.Program{
 	{Package: "./examples/count", Runnable: true, Wasm: "/cache/wasm/ab.wasm", Sum: "0123456789abcdef", Size: 2771920, Gzip: 801593,
 		WasmExec: "/go/lib/wasm/wasm_exec.js", WasmExecSum: "fedcba9876543210", PageNote: "the log is kept <in memory>",
-		Flags: []verify.Flag{{Name: "n", Kind: "int", Default: "3", Usage: "how many"}, {Name: "shout", Kind: "bool", Default: "false", Usage: "capitals"}}},
+		Flags: []verify.Flag{{Name: "n", Kind: "int", Default: "3", Usage: "how many"}, {Name: "shout", Kind: "bool", Default: "false", Usage: "capitals"},
+			{Name: "seed", Kind: "uint64", Default: "e.Seed", DefaultExpr: true, Usage: "seed"}}},
 	{Package: "./examples/dial", Reason: "imports net (sockets): ./examples/dial → net"},
 }
 
@@ -34,6 +35,8 @@ func TestRunPanels(t *testing.T) {
 		`<p class="run-page-note">In this page: the log is kept &lt;in memory&gt;</p>`,
 		`data-flag="n" data-kind="int" data-default="3" value="2"`,
 		`<input type="checkbox" data-flag="shout" data-kind="bool" data-default="false" checked>`,
+		// a default that is Go source is not shown, and never passed
+		`data-flag="seed" data-kind="uint64" data-default="" value="" placeholder="" spellcheck="false">`,
 		`<p class="run-note">Runs on your machine only (<code>go run ./examples/dial</code>): imports net (sockets): ./examples/dial → net</p>`,
 	} {
 		if !strings.Contains(h, want) {

@@ -16,7 +16,7 @@ package verify
 // verify runs the claim's check with the mutant in place of the real file
 // through go test -overlay (the tree is never edited):
 //
-//	go test -json -vet=off -overlay <the replacement> -run '^TestX$' ./examples/x
+//	go test -json -vet=off -count=1 -overlay <the replacement> -run '^TestX$' ./examples/x
 //
 // and requires the check to fail. A check that passes with the mutant
 // applied cannot see what the claim says it checks: the build fails at the
@@ -177,6 +177,7 @@ func (r mutantRun) id() string { return r.pkg + "\x00" + r.fn + "\x00" + r.m.Fil
 type mutantOutcome struct {
 	id     string
 	killed bool
+	output string // the check's output under the mutant, when it survived
 }
 
 // mutantRuns returns the distinct (check, mutant) pairs of claims, in
@@ -255,7 +256,9 @@ func (v *verifier) mutantJob(r mutantRun) job {
 		if err := os.WriteFile(overlay, ov, 0o644); err != nil {
 			return fail(r.m.LinkFile, r.m.LinkLine, "", "mutant %s: %v", r.m.File, err)
 		}
-		args := []string{v.goCmd, "test", "-json", "-vet=off", "-overlay", overlay, "-run", "^" + regexp.QuoteMeta(r.fn) + "$", r.pkg}
+		// -count=1: a mutant's verdict comes from a run, never from go's
+		// cache of test results.
+		args := []string{v.goCmd, "test", "-json", "-vet=off", "-count=1", "-overlay", overlay, "-run", "^" + regexp.QuoteMeta(r.fn) + "$", r.pkg}
 		// A property test that fails under the mutant may write a
 		// failure file (rapid: testdata/rapid/...) into the package; the
 		// tree is not to be edited, so whatever the run adds there goes.
@@ -276,6 +279,7 @@ func (v *verifier) mutantJob(r mutantRun) job {
 				v.logf("verify: cache: %v", err)
 			}
 		case st == "pass" || st == "empty":
+			out.output = clipOutput(outputs[r.fn])
 			res.mutant = out
 			v.logf("verify: mutant %s: SURVIVED (%v)", subject, run.Elapsed.Round(time.Millisecond))
 		case st == "skip":
@@ -321,6 +325,9 @@ func settleMutants(claims []Claim, results []jobResult) diag.List {
 			}
 			e := diag.Errorf(c.File, c.Line, "%s does not fail when mutant %s is applied: the check cannot see what the claim says it checks", c.Func, m.Name)
 			e.Detail = fmt.Sprintf("go test -overlay replaced %s with %s (%s:%d) and %s still passed:\n%s", m.Replaces, m.File, m.LinkFile, m.LinkLine, c.Func, m.Diff)
+			if o.output != "" {
+				e.Detail += "\nIts output under the mutant:\n" + o.output
+			}
 			errs = append(errs, e)
 		}
 	}

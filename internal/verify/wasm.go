@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/build"
+	"go/constant"
 	"go/parser"
 	"go/token"
 	"os"
@@ -373,6 +374,8 @@ func declaredFlags(dir string) ([]Flag, error) {
 				def := call.Args[k.name+1]
 				if s, ok := literalValue(def); ok {
 					fl.Default = s
+				} else if s, ok := foldDefault(def, k.kind); ok {
+					fl.Default = s
 				} else {
 					fl.Default = string(src[fset.Position(def.Pos()).Offset:fset.Position(def.End()).Offset])
 					fl.DefaultExpr = true
@@ -416,6 +419,80 @@ func literalValue(e ast.Expr) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// timeUnits are package time's duration constants, in nanoseconds.
+var timeUnits = map[string]int64{"Nanosecond": 1, "Microsecond": 1e3, "Millisecond": 1e6, "Second": 1e9, "Minute": 60e9, "Hour": 3600e9}
+
+// foldDefault evaluates a flag's default that is a constant expression of
+// literals (1 << 20, 3 * 1000) or, for a duration, of literals and
+// time's units (2 * time.Second), and returns it as the flag would print
+// it ("2s"). Anything else (a variable, a call) is not folded.
+func foldDefault(e ast.Expr, kind string) (string, bool) {
+	v := fold(e)
+	if v == nil || v.Kind() == constant.Unknown {
+		return "", false
+	}
+	switch kind {
+	case "duration":
+		if n, exact := constant.Int64Val(constant.ToInt(v)); exact {
+			return time.Duration(n).String(), true
+		}
+	case "int", "int64", "uint", "uint64":
+		if i := constant.ToInt(v); i.Kind() == constant.Int {
+			return i.ExactString(), true
+		}
+	case "float64":
+		if f, _ := constant.Float64Val(constant.ToFloat(v)); constant.ToFloat(v).Kind() == constant.Float {
+			return strconv.FormatFloat(f, 'g', -1, 64), true
+		}
+	}
+	return "", false
+}
+
+// fold returns the constant value of e, or nil when e is not constant.
+func fold(e ast.Expr) constant.Value {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind == token.INT || e.Kind == token.FLOAT {
+			return constant.MakeFromLiteral(e.Value, e.Kind, 0)
+		}
+	case *ast.ParenExpr:
+		return fold(e.X)
+	case *ast.UnaryExpr:
+		if x := fold(e.X); x != nil && (e.Op == token.SUB || e.Op == token.ADD) {
+			return constant.UnaryOp(e.Op, x, 0)
+		}
+	case *ast.SelectorExpr:
+		if id, ok := e.X.(*ast.Ident); ok && id.Name == "time" {
+			if n, ok := timeUnits[e.Sel.Name]; ok {
+				return constant.MakeInt64(n)
+			}
+		}
+	case *ast.BinaryExpr:
+		x, y := fold(e.X), fold(e.Y)
+		if x == nil || y == nil {
+			return nil
+		}
+		switch e.Op {
+		case token.SHL, token.SHR:
+			if n, ok := constant.Uint64Val(y); ok && n < 64 {
+				return constant.Shift(x, e.Op, uint(n))
+			}
+			return nil
+		case token.ADD, token.SUB, token.MUL:
+			return constant.BinaryOp(x, e.Op, y)
+		case token.QUO:
+			if constant.Sign(y) == 0 {
+				return nil
+			}
+			if x.Kind() == constant.Int && y.Kind() == constant.Int {
+				return constant.BinaryOp(x, token.QUO_ASSIGN, y) // integer division
+			}
+			return constant.BinaryOp(x, e.Op, y)
+		}
+	}
+	return nil
 }
 
 // programRuns returns the packages of every "$ go run ./examples/..." of

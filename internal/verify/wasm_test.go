@@ -68,6 +68,9 @@ func main() {
 	var n int
 	f.IntVar(&n, "n", 3, "the number of nodes")
 	d := f.Duration("wait", 2*time.Second, "how long")
+	f.Int("buf", 1<<20, "buffer bytes")
+	f.Duration("tick", (time.Minute+30*time.Second)/2, "tick")
+	f.IntVar(&n, "m", n*2, "not constant")
 	name := "x"
 	f.String(name, "", "not a literal name: skipped")
 	f.Bool("d2", false, ` + "`print D2`" + `)
@@ -97,7 +100,10 @@ func main() {
 	want := []string{
 		"seed int64 -7: the seed",
 		"n int 3: the number of nodes",
-		"wait duration 2*time.Second (expr): how long",
+		"wait duration 2s: how long",
+		"buf int 1048576: buffer bytes",
+		"tick duration 45s: tick",
+		"m int n*2 (expr): not constant",
 		"d2 bool false: print D2",
 		"peer func : add a peer",
 	}

@@ -112,6 +112,13 @@ func runEveryPanel(t *testing.T, tb *tab, url string) []panelResult {
 		if eval[bool](tb, `document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`) {
 			t.Errorf("%s (%s): the page scrolls sideways with the run panels open", url, v.name)
 		}
+		// The output wraps as the transcripts do: no line is hidden
+		// behind the box's edge.
+		if hidden := eval[string](tb, `Array.from(document.querySelectorAll(".run-output:not([hidden])"), function (o) {
+			return o.scrollWidth > o.clientWidth + 1 ? o.closest(".run").dataset.pkg + ": " + o.scrollWidth + "px of output in a " + o.clientWidth + "px box" : "";
+		}).filter(Boolean).join("; ")`); hidden != "" {
+			t.Errorf("%s (%s): run output does not wrap: %s", url, v.name, hidden)
+		}
 		// WCAG 2 contrast of the button's label, the output and the
 		// verdict against what is behind them: at least 4.5:1.
 		low := eval[string](tb, `(function(){
