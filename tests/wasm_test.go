@@ -18,8 +18,22 @@ import (
 	"github.com/ownership-book/ownership/internal/render"
 )
 
-// wasmBudget is the most the largest program may weigh gzipped (issue 18).
+// wasmBudget is the most a program may weigh gzipped: 3 MiB, loaded only
+// when the reader presses Run.
 const wasmBudget = 3 << 20
+
+// engineBudgets are the larger budgets of the programs that run a real
+// engine in the page, each over 3 MiB before the program adds anything
+// (measured with programs that only start the library, js/wasm, -s -w,
+// net/http without HTTP/2): hashicorp/raft with streamd's HTTP server and
+// its forwarding client 3.37 MB; memberlist's Create and Join 3.24 MB
+// (its name resolution through miekg/dns brings a TLS client). Getting
+// under 3 MiB would mean forking those libraries or leaving them out of
+// the programs, which would then not be what the chapters run.
+var engineBudgets = map[string]int{
+	"./examples/stream/fence":           4 << 20,
+	"./examples/ownership/hint/suspect": 4 << 20,
+}
 
 var panelWasm = regexp.MustCompile(`<div class="run" data-wasm="([^"]+)" data-exec="([^"]+)"[^>]* data-pkg="([^"]+)"`)
 
@@ -93,8 +107,12 @@ func checkPrograms(t *testing.T, root string, res *build.Result, want map[string
 		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 		zw.Write(data)
 		zw.Close()
-		if gz.Len() > wasmBudget {
-			t.Errorf("%s: %d bytes gzipped, over the budget of %d", p.Package, gz.Len(), wasmBudget)
+		budget := wasmBudget
+		if b, ok := engineBudgets[p.Package]; ok {
+			budget = b
+		}
+		if gz.Len() > budget {
+			t.Errorf("%s: %d bytes gzipped, over the budget of %d", p.Package, gz.Len(), budget)
 		}
 		t.Logf("%s: %s, %d bytes, %d gzipped, flags %v", p.Package, name, len(data), gz.Len(), p.Flags)
 		if !panels[p.Package] {
@@ -179,17 +197,51 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 // realBookPrograms are programs of the book that must run in a browser
-// (pure simulators and model checks) and that must not (they open
-// sockets: an HTTP server, hashicorp/raft's transport, memberlist's UDP).
+// and that must not, each with why. Sockets alone do not keep a program
+// off the page: the standard library's in-process network for js/wasm lets
+// a program listen and dial on loopback inside the page, so the programs
+// that serve HTTP or run hashicorp/raft on loopback (stream/fence,
+// raft/failover, staleread, transfer) run there, and suspect runs
+// memberlist over its in-memory transport. What keeps a program off is its
+// run in Node failing or differing from its transcript: takeover and
+// ownerd keep their state on disk (the page's file system is a stub), and
+// composed/check runs past the 60 s limit of a run in Node. raft/transfer
+// is not pinned either way: on a loaded machine its run in Node now and
+// then sees leadership move again before the last write (one in five runs
+// on a busy 2-core machine), and the build then keeps it off the page with
+// that line as the reason, which the page shows.
 var realBookPrograms = map[string]bool{
 	"./examples/ownership/fenced":           true,
 	"./examples/ownership/handover":         true,
 	"./examples/ownership/check/exhaustive": true,
+	"./examples/ownership/hint/suspect":     true,
 	"./examples/raft/figure8":               true,
 	"./examples/raft/elections":             true,
 	"./examples/raft/modelcheck":            true,
+	"./examples/raft/failover":              true,
+	"./examples/raft/staleread":             true,
+	"./examples/stream/fence":               true,
 	"./examples/ownership/ownerd":           false,
-	"./examples/ownership/hint/suspect":     false,
 	"./examples/stream/takeover":            false,
-	"./examples/raft/failover":              false,
+	"./examples/composed/check":             false,
+}
+
+// realBookReasons are the reasons the programs realBookPrograms keeps off
+// the page must be given for (a part of Program.Reason): a disk the page
+// does not have, and a run past Node's time limit.
+var realBookReasons = map[string]string{
+	"./examples/ownership/ownerd": "not implemented on js",
+	"./examples/stream/takeover":  "not implemented on js",
+	"./examples/composed/check":   "did not finish within",
+}
+
+// checkReasons checks that each program of want is not runnable for the
+// reason it names.
+func checkReasons(t *testing.T, res *build.Result, want map[string]string) {
+	t.Helper()
+	for _, p := range res.Report.Programs {
+		if r, ok := want[p.Package]; ok && (p.Runnable || !strings.Contains(p.Reason, r)) {
+			t.Errorf("%s: runnable %v, reason %q; want not runnable because %q", p.Package, p.Runnable, p.Reason, r)
+		}
+	}
 }

@@ -45,9 +45,9 @@ type FigureCache struct {
 	drawn int // figures drawn (not found in the cache)
 }
 
-// figureFormat changes whenever cleanSVG, mergeGoatText or Figure change
+// figureFormat changes whenever cleanSVG, mapColours, mergeGoatText or Figure change
 // what a cached entry holds.
-const figureFormat = "figure v1"
+const figureFormat = "figure v2"
 
 var libVersions = sync.OnceValue(func() string {
 	v := map[string]string{"oss.terrastruct.com/d2": "?", "github.com/bep/goat": "?"}

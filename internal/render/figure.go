@@ -8,7 +8,9 @@ import (
 	"html"
 	"io"
 	"log/slog"
+	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,7 +190,195 @@ func giveRuler(r *textmeasure.Ruler) {
 // d2Pad is the margin around a d2 drawing, in pixels.
 const d2Pad = 8
 
+// d2StyleDot, d2StyleOpen and d2StyleInner find the colours a d2 source
+// sets on a shape, a connection or a label: the keys fill, stroke and
+// font-color, after "style." or inside a style block.
+var (
+	d2StyleDot   = regexp.MustCompile(`\bstyle\.(fill|stroke|font-color)\s*:\s*("[^"]*"|'[^']*'|[^\s;}]+)`)
+	d2StyleOpen  = regexp.MustCompile(`\bstyle\s*:\s*\{`)
+	d2StyleInner = regexp.MustCompile(`(?:^|[\s;{])(fill|stroke|font-color)\s*:\s*("[^"]*"|'[^']*'|[^\s;}]+)`)
+)
+
+// namedColours are the CSS colour names a figure may use (d2 accepts every
+// CSS name; these are the ones mapColours knows the value of).
+var namedColours = map[string]string{
+	"black": "#000000", "white": "#ffffff", "gray": "#808080", "grey": "#808080",
+	"lightgray": "#d3d3d3", "lightgrey": "#d3d3d3", "lightblue": "#add8e6", "lightgreen": "#90ee90",
+	"pink": "#ffc0cb", "lavender": "#e6e6fa", "aliceblue": "#f0f8ff", "honeydew": "#f0fff0",
+	"lightyellow": "#ffffe0", "moccasin": "#ffe4b5", "mistyrose": "#ffe4e1", "beige": "#f5f5dc",
+}
+
+// maxColourDistance is how far (Euclidean, in 8-bit RGB) a figure's
+// literal colour may be from the palette entry it is drawn as.
+const maxColourDistance = 64
+
+// rgb parses #rgb, #rrggbb or a name of namedColours.
+func rgb(c string) ([3]int, bool) {
+	c = strings.ToLower(strings.TrimSpace(c))
+	if v, ok := namedColours[c]; ok {
+		c = v
+	}
+	if !strings.HasPrefix(c, "#") {
+		return [3]int{}, false
+	}
+	h := c[1:]
+	if len(h) == 3 {
+		h = string([]byte{h[0], h[0], h[1], h[1], h[2], h[2]})
+	}
+	if len(h) != 6 {
+		return [3]int{}, false
+	}
+	var out [3]int
+	for i := range 3 {
+		v, err := strconv.ParseUint(h[2*i:2*i+2], 16, 8)
+		if err != nil {
+			return [3]int{}, false
+		}
+		out[i] = int(v)
+	}
+	return out, true
+}
+
+// nearestColour returns the palette entry whose light value is nearest
+// to the literal colour c, and its distance; ok is false when c is not a
+// colour rgb parses.
+func nearestColour(p figurePalette, c string) (key string, dist float64, ok bool) {
+	want, ok := rgb(c)
+	if !ok {
+		return "", 0, false
+	}
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dist = math.Inf(1)
+	for _, k := range keys {
+		have, _ := rgb(p[k][0])
+		d := math.Sqrt(float64((want[0]-have[0])*(want[0]-have[0]) + (want[1]-have[1])*(want[1]-have[1]) + (want[2]-have[2])*(want[2]-have[2])))
+		if d < dist {
+			key, dist = k, d
+		}
+	}
+	return key, dist, true
+}
+
+// literalColours returns an error, at its line of src, for every colour a
+// d2 figure sets that the site cannot draw in both themes: a fixed colour
+// stays as it is in the dark theme while the text on it turns light, so
+// each literal colour is drawn as the nearest entry of the site's figure
+// palette (which has a light and a dark value; mapColours), and one that no
+// entry is near, or a name whose value bookgen does not know, is refused.
+func literalColours(src string) FigureErrors {
+	p := palette()
+	var out FigureErrors
+	check := func(line int, key, val string) {
+		v := strings.Trim(val, `"'`)
+		if strings.EqualFold(v, "transparent") || strings.EqualFold(v, "none") {
+			return
+		}
+		k, d, ok := nearestColour(p, v)
+		switch {
+		case !ok:
+			out = append(out, &FigureError{Line: line, Msg: fmt.Sprintf("style.%s %q: write the colour as #rrggbb (or one of bookgen's colour names), so that it can be drawn in the light and the dark theme", key, v)})
+		case d > maxColourDistance:
+			out = append(out, &FigureError{Line: line, Msg: fmt.Sprintf("style.%s %q is far from every colour of the site's figure palette (nearest: %s, %s); a fixed colour would stay as it is in the dark theme while the text on it turns light: pick a colour near one of the palette's", key, v, k, p[k][0])})
+		}
+	}
+	depth := 0 // braces open inside a style block
+	for i, l := range strings.Split(src, "\n") {
+		if depth > 0 {
+			for _, m := range d2StyleInner.FindAllStringSubmatch(l, -1) {
+				check(i+1, m[1], m[2])
+			}
+			depth = max(0, depth+strings.Count(l, "{")-strings.Count(l, "}"))
+			continue
+		}
+		for _, m := range d2StyleDot.FindAllStringSubmatch(l, -1) {
+			check(i+1, m[1], m[2])
+		}
+		if loc := d2StyleOpen.FindStringIndex(l); loc != nil {
+			block := l[loc[1]:]
+			for _, m := range d2StyleInner.FindAllStringSubmatch(block, -1) {
+				check(i+1, m[1], m[2])
+			}
+			depth = max(0, 1+strings.Count(block, "{")-strings.Count(block, "}"))
+		}
+	}
+	return out
+}
+
+var (
+	svgPaint = regexp.MustCompile(`\s(fill|stroke)="(#[0-9A-Fa-f]{3,6}|[a-z]+)"`)
+	svgClass = regexp.MustCompile(`\sclass="([^"]*)"`)
+	svgMask  = regexp.MustCompile(`(?s)<mask\b.*?</mask>`)
+)
+
+// mapColours gives every literal fill and stroke of a d2 drawing that no
+// theme class colours (d2 writes fill="#dbe7fb" class=" stroke-B1" for a
+// shape whose style.fill is #dbe7fb) the class of the nearest palette
+// entry, so that FigureCSS draws it in the page's theme. Masks keep their
+// colours (white and black there mean shown and hidden).
+func mapColours(svg []byte) []byte {
+	p := palette()
+	masks := svgMask.FindAllIndex(svg, -1)
+	inMask := func(at int) bool {
+		for _, m := range masks {
+			if at >= m[0] && at < m[1] {
+				return true
+			}
+		}
+		return false
+	}
+	var b bytes.Buffer
+	last := 0
+	for _, t := range tagRe.FindAllIndex(svg, -1) {
+		tag := svg[t[0]:t[1]]
+		if inMask(t[0]) {
+			continue
+		}
+		class := ""
+		cm := svgClass.FindSubmatchIndex(tag)
+		if cm != nil {
+			class = string(tag[cm[2]:cm[3]])
+		}
+		var add []string
+		for _, m := range svgPaint.FindAllSubmatch(tag, -1) {
+			prop, val := string(m[1]), string(m[2])
+			if val == "none" || val == "transparent" || strings.Contains(" "+class, " "+prop+"-") {
+				continue
+			}
+			if k, _, ok := nearestColour(p, val); ok {
+				add = append(add, prop+"-"+k)
+			}
+		}
+		if len(add) == 0 {
+			continue
+		}
+		b.Write(svg[last:t[0]])
+		if cm != nil {
+			b.Write(tag[:cm[2]])
+			b.WriteString(strings.Join(add, " ") + " ")
+			b.Write(tag[cm[2]:])
+		} else {
+			end := len(tag) - 1
+			if bytes.HasSuffix(tag, []byte("/>")) {
+				end--
+			}
+			b.Write(tag[:end])
+			b.WriteString(` class="` + strings.Join(add, " ") + `"`)
+			b.Write(tag[end:])
+		}
+		last = t[1]
+	}
+	b.Write(svg[last:])
+	return b.Bytes()
+}
+
 func drawD2(src string) (fig *Figure, err error) {
+	if errs := literalColours(src); len(errs) > 0 {
+		return nil, errs
+	}
 	d2ruler, err := takeRuler()
 	if err != nil {
 		return nil, fmt.Errorf("d2: text ruler: %w", err)
@@ -232,6 +422,7 @@ func drawD2(src string) (fig *Figure, err error) {
 	if err != nil {
 		return nil, FigureErrors{{Msg: "d2: " + err.Error()}}
 	}
+	out = mapColours(out)
 	w, h := svgSize(out)
 	out = sizeOuter(out, w, h)
 	return &Figure{SVG: out, Text: svgText(out), Width: w, Height: h}, nil

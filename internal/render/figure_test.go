@@ -243,7 +243,7 @@ func TestFigureContrast(t *testing.T) {
 	p := palette()
 	for theme := 0; theme < 2; theme++ {
 		name := [2]string{"light", "dark"}[theme]
-		for _, fill := range []string{"B3", "B4", "B5", "B6", "N5", "N6", "N7"} {
+		for _, fill := range []string{"B3", "B4", "B5", "B6", "N5", "N6", "N7", "OR4", "GR4", "RD4", "YE4", "PU4"} {
 			if r := contrast(p["N1"][theme], p[fill][theme]); r < 4.5 {
 				t.Errorf("%s: N1 text on %s: %.2f:1", name, fill, r)
 			}
@@ -399,5 +399,58 @@ func TestFigureCancelled(t *testing.T) {
 		if err := <-errs; !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
+	}
+}
+
+// TestFigureColoursFollowTheTheme checks that a d2 figure's literal
+// colours are drawn as the nearest entries of the site's palette (so they
+// change with the theme: Raft's Figure 8 kept its pastel fills in the dark
+// theme), that a mask keeps its colours, and that a colour no entry is
+// near, or a name bookgen does not know, is refused at its line, in both
+// of d2's ways of writing a style.
+func TestFigureColoursFollowTheTheme(t *testing.T) {
+	fig, err := DrawFigure(FigureD2, "a: \"1\" {style.fill: \"#dbe7fb\"}\nb: \"2\" {style: {fill: \"#fbe3c2\"; stroke: black}}\na -> b\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(fig.SVG)
+	for _, want := range []string{`fill="#dbe7fb" class="fill-B3 `, `fill="#fbe3c2" stroke-width="2"  class="stroke-N1 fill-OR4"`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("drawing lacks %s:\n%s", want, svg)
+		}
+	}
+	if strings.Contains(svg, `fill="white" class`) {
+		t.Errorf("a mask's colour was mapped:\n%s", svg)
+	}
+	src := "a: {style.fill: \"#ff00ff\"}\n" + // 1
+		"b.style.stroke: \"#00ff00\"\n" + // 2
+		"c: {\n" + // 3
+		"  style: {\n" + // 4
+		"    font-color: chartreuse\n" + // 5
+		"    fill: \"#e3e9fd\"\n" + // 6
+		"  }\n" + // 7
+		"}\n" + // 8
+		"d: {style: {fill: transparent; stroke: \"#0d32b2\"}}\n" + // 9
+		"e: \"fill: red is a label\"\n" // 10
+	_, err = DrawFigure(FigureD2, src)
+	var fe FigureErrors
+	if !errors.As(err, &fe) {
+		t.Fatalf("err = %v, want FigureErrors", err)
+	}
+	var got []string
+	for _, e := range fe {
+		got = append(got, fmt.Sprintf("%d: %s", e.Line, e.Msg))
+	}
+	want := []string{
+		`1: style.fill "#ff00ff" is far from every colour of the site's figure palette`,
+		`2: style.stroke "#00ff00" is far from every colour`,
+		`5: style.font-color "chartreuse": write the colour as #rrggbb`,
+	}
+	ok := len(got) == len(want)
+	for i := range want {
+		ok = ok && strings.HasPrefix(got[min(i, len(got)-1)], want[i])
+	}
+	if !ok {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

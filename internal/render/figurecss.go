@@ -29,6 +29,9 @@ func palette() figurePalette {
 		"N5": c.Neutrals.N5, "N6": c.Neutrals.N6, "N7": c.Neutrals.N7,
 		"B1": c.B1, "B2": c.B2, "B3": c.B3, "B4": c.B4, "B5": c.B5, "B6": c.B6,
 		"AA2": c.AA2, "AA4": c.AA4, "AA5": c.AA5, "AB4": c.AB4, "AB5": c.AB5,
+		// fills a figure gives as literal colours are mapped onto the
+		// nearest entry (mapColours): pale hues d2's theme lacks
+		"OR4": "#fbe3c2", "GR4": "#d3f0d8", "RD4": "#fbd5d5", "YE4": "#fbf1c2", "PU4": "#e6dbfb",
 	}
 	dark := map[string]string{
 		// neutrals: text, muted text, ..., background
@@ -38,6 +41,8 @@ func palette() figurePalette {
 		"B1": "#79c0ff", "B2": "#58a6ff", "B3": "#1f3b63", "B4": "#1a2f4d", "B5": "#132339", "B6": "#0f1b2b",
 		// accents
 		"AA2": "#d2a8ff", "AA4": "#2b2245", "AA5": "#211a36", "AB4": "#12343b", "AB5": "#0e2a30",
+		// the pale hues, deep
+		"OR4": "#3b2a14", "GR4": "#163a22", "RD4": "#431c1f", "YE4": "#3a3312", "PU4": "#2e2245",
 	}
 	p := figurePalette{}
 	for k, v := range light {
