@@ -46,6 +46,15 @@ type Config struct {
 	// Timeout is the default timeout of one transcript command, in Go
 	// duration syntax ("60s" when unset).
 	Timeout string
+	// AlsoBuild is [bookgen] also-build: folders of the repository, as
+	// written (slash paths relative to the root: "manual"), each holding
+	// another book (its own book.toml and SUMMARY.md, chapters read as
+	// LoadDir reads them) that bookgen builds with this one, into the
+	// subfolder of the output of the same name (site/manual/). AlsoBuildLine
+	// is the key's line in book.toml (0 when unset). A folder that is
+	// absolute, leaves the root or is named twice is an error at that line.
+	AlsoBuild     []string
+	AlsoBuildLine int
 	// RequireMutants is [bookgen] require-mutants: chapters (book-relative
 	// paths, "reference.md") or sections of them ("reference.md#invariants",
 	// the section under the heading of that id, its subsections included)

@@ -2,6 +2,7 @@ package book
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -69,11 +70,28 @@ func (l Layout) defaultSrc() string {
 // no [bookgen] table (or that has no book.toml) and does not set
 // broken-links gets Config.BrokenLinks = BrokenLinksWarn.
 func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error) {
-	l = LayoutOf(root)
-	if l == NoLayout {
+	return LocateIn(root, "")
+}
+
+// LocateIn is Locate for the book in the folder dir of the repository at
+// root (see LoadDir): bookgen's layout with dir in place of book/. dir ""
+// is Locate; a dir that is absolute or leaves root is an error.
+func LocateIn(root, dir string) (l Layout, confFile, src string, cfg *Config, err error) {
+	confDir := ""
+	if dir == "" {
+		l = LayoutOf(root)
+		if l == NoLayout {
+			l = BookgenLayout
+		}
+		confDir = l.ConfDir()
+	} else {
+		confDir = path.Clean(filepath.ToSlash(dir))
+		if path.IsAbs(confDir) || filepath.IsAbs(dir) || confDir == "." || confDir == ".." || strings.HasPrefix(confDir, "../") {
+			return BookgenLayout, "", "", nil, fmt.Errorf("book folder %q: give a folder inside the repository root %s, relative to it", dir, root)
+		}
 		l = BookgenLayout
 	}
-	confFile = path.Join(l.ConfDir(), "book.toml")
+	confFile = path.Join(confDir, "book.toml")
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(confFile)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -97,7 +115,7 @@ func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error
 	if path.IsAbs(s) || filepath.IsAbs(s) || strings.Contains(s, "\\") {
 		return l, confFile, "", nil, diag.Errorf(confFile, cfg.SrcLine, "src %q is an absolute path; give a folder relative to %s", cfg.Src, confFile)
 	}
-	src = path.Join(l.ConfDir(), s)
+	src = path.Join(confDir, s)
 	if src == ".." || strings.HasPrefix(src, "../") {
 		return l, confFile, "", nil, diag.Errorf(confFile, cfg.SrcLine, "src %q leaves the repository root %s; the chapters must be inside it", cfg.Src, root)
 	}

@@ -51,10 +51,19 @@ const DefaultFigureTimeout = "60s"
 //
 // Load never writes anything.
 func Load(root string) (*Book, error) {
-	return load(root, nil)
+	return load(root, "", nil)
 }
 
-func load(root string, c *Cache) (*Book, error) {
+// LoadDir is Load for a book kept in the folder dir of the repository at
+// root (a slash path relative to root, "manual"), laid out as bookgen lays
+// out book/: dir/book.toml, dir/SUMMARY.md, chapters in dir or in [book]
+// src relative to it. root stays the repository root, so the book's
+// transcripts run there, as the main book's do. dir "" is Load.
+func LoadDir(root, dir string) (*Book, error) {
+	return load(root, dir, nil)
+}
+
+func load(root, dir string, c *Cache) (*Book, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("book.Load: %w", err)
@@ -63,7 +72,7 @@ func load(root string, c *Cache) (*Book, error) {
 	if err != nil {
 		return nil, diag.Errorf("", 0, "repository root %s: %v", abs, err)
 	}
-	layout, confFile, src, cfg, err := Locate(abs)
+	layout, confFile, src, cfg, err := LocateIn(abs, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -309,6 +318,7 @@ type tomlFile struct {
 		WasmTags       []string `toml:"wasm-tags"`
 		RequireMutants []string `toml:"require-mutants"`
 		BrokenLinks    string   `toml:"broken-links"`
+		AlsoBuild      []string `toml:"also-build"`
 	} `toml:"bookgen"`
 }
 
@@ -330,7 +340,7 @@ func tableLine(src []byte, name string) int {
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links, also-build"
 
 // buildTagRE is what a Go build tag may hold (go help buildconstraint).
 var buildTagRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
@@ -440,6 +450,21 @@ func parseConfig(src []byte, file string) (*Config, error) {
 	}
 	if f.Book.Src != "" {
 		c.Src, c.SrcLine = f.Book.Src, keyLine(src, "src")
+	}
+	if len(f.Bookgen.AlsoBuild) > 0 {
+		c.AlsoBuildLine = keyLine(src, "also-build")
+		seen := map[string]bool{}
+		for _, d := range f.Bookgen.AlsoBuild {
+			clean := path.Clean(d)
+			if d == "" || path.IsAbs(d) || strings.Contains(d, "\\") || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+				return nil, diag.Errorf(file, c.AlsoBuildLine, "also-build %q: give a folder of the repository, relative to its root, such as \"manual\"", d)
+			}
+			if seen[clean] {
+				return nil, diag.Errorf(file, c.AlsoBuildLine, "also-build names %q twice", d)
+			}
+			seen[clean] = true
+			c.AlsoBuild = append(c.AlsoBuild, clean)
+		}
 	}
 	if c.Language == "" {
 		c.Language = "en"

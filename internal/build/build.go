@@ -33,6 +33,10 @@ type Options struct {
 	// Out is the output folder; a relative path is taken relative to Root.
 	// "" means "site".
 	Out string
+	// Book is the folder of the book to build, relative to Root, when it
+	// is not the repository's main book ("manual": see book.LoadDir and
+	// [bookgen] also-build); "" is the main book, in either layout.
+	Book string
 	// Verify is passed to verify.Verify (Bless, CacheDir, Timeout, Log).
 	Verify verify.Options
 	// CheckExternal also requests every http and https link of the book
@@ -305,7 +309,7 @@ func figureCache(ctx context.Context, opt Options, b *book.Book) *render.FigureC
 
 // check runs the first three stages.
 func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand.Doc, *verify.Report, error) {
-	b, err := opt.Loads.Load(opt.Root)
+	b, err := opt.Loads.LoadDir(opt.Root, opt.Book)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -333,7 +337,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand
 	}
 	if opt.Verify.Bless {
 		// Blessing may have rewritten chapters: render what is now on disk.
-		if b, err = opt.Loads.Load(opt.Root); err != nil {
+		if b, err = opt.Loads.LoadDir(opt.Root, opt.Book); err != nil {
 			return nil, nil, nil, rep, err
 		}
 		if docs, nf, err = expandAll(ctx, opt, b); err != nil {
