@@ -161,7 +161,6 @@ var badFixtures = []struct {
 	{name: "bad-summary", file: "book/SUMMARY.md", line: 4, msg: "not a link"},
 	{name: "include-missing", file: "book/ch.md", line: 4, msg: "examples/nope.go does not exist"},
 	{name: "unknown-anchor", file: "book/ch.md", line: 4, msg: `anchor "nope" not found`},
-	{name: "unterminated-anchor", file: "book/ch.md", line: 4, msg: "has no ANCHOR_END"},
 	{name: "include-outside", file: "book/ch.md", line: 4, msg: "leaves the repository"},
 	{name: "wrong-transcript", file: "book/ch.md", line: 5, msg: "differs from the transcript"},
 	// The same wrong transcript nested where verify and render once
@@ -200,6 +199,35 @@ var badFixtures = []struct {
 			t.Fatal(err)
 		}
 	}},
+}
+
+// TestFixtureWarnings builds books that mdBook builds despite a typo:
+// bookgen builds them too, doing what mdBook does, and warns at the line
+// (an anchor never closed is included to the end of the file, as mdBook's
+// take_anchored_lines does).
+func TestFixtureWarnings(t *testing.T) {
+	for _, tt := range []struct {
+		name, file string
+		line       int
+		msg        string
+	}{
+		{"unterminated-anchor", "book/ch.md", 4, "has no ANCHOR_END: a; included to the end of the file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := copyFixture(t, tt.name)
+			res, err := buildBook(t, root, filepath.Join(t.TempDir(), "site"), t.TempDir())
+			if err != nil {
+				t.Fatalf("the build failed: %v", err)
+			}
+			found := false
+			for _, w := range res.Warnings {
+				found = found || (w.File == tt.file && w.Line == tt.line && strings.Contains(w.Msg, tt.msg))
+			}
+			if !found {
+				t.Errorf("no warning at %s:%d containing %q; got %v", tt.file, tt.line, tt.msg, res.Warnings)
+			}
+		})
+	}
 }
 
 // writeChapter replaces a fixture's book/ch.md.

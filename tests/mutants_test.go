@@ -120,6 +120,8 @@ var badMutantFixtures = []struct {
 		msg: "mutant broken does not compile: undefined: step"},
 	{name: "required, missing", file: "book/ch.md", line: 6, mutate: mutantChapter(""),
 		msg: "claim TestNext names no mutant that its check kills; book.toml's require-mutants requires one for every claim in ch.md#rules"},
+	{name: "drifted", file: "book/ch.md", line: 7, mutate: mutantChapter("drifted"),
+		msg: "differs from examples/calc/calc.go in 1 place, 27 changed lines; a mutant changes one rule"},
 	{name: "two files", file: "book/ch.md", line: 7, mutate: mutantChapter("two-files"),
 		msg: "holds 2 .go files; a mutant is one .go file"},
 	{name: "no such folder", file: "book/ch.md", line: 7, mutate: mutantChapter("nope"),

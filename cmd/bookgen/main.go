@@ -16,7 +16,11 @@
 // go.mod and book/SUMMARY.md (book/book.toml is optional), or an mdBook
 // book.toml (chapters in src/ or its [book] src; go.mod optional; mdBook's
 // output folder book/ is left alone). A relative -o is taken relative to
-// that root.
+// that root. A book.toml's [bookgen] also-build lists other books of the
+// repository (folders with their own book.toml and SUMMARY.md, such as
+// manual/) that build and test handle after the main book, build writing
+// each into the output's subfolder of that name (site/manual/); serve
+// serves the main book only.
 // Problems print as "file:line: message" with an indented detail; the exit
 // status is then 1 (2 for a usage error). Ctrl-C stops build and test with
 // status 130, leaving the output folder as it was.
@@ -130,34 +134,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	switch cmd {
 	case "build":
-		res, err := build.Build(ctx, opt)
+		// The book, then every book its book.toml lists in [bookgen]
+		// also-build (bookgen's manual, into site/manual/).
+		results, err := build.BuildAll(ctx, opt)
 		progress.Stop()
-		build.PrintWarnings(stderr, res)
+		for _, res := range results {
+			build.PrintWarnings(stderr, res)
+		}
 		if err != nil && ctx.Err() != nil {
 			// Ctrl-C: say so rather than "context canceled".
-			fmt.Fprintf(stderr, "bookgen: interrupted; %s is unchanged\n", res.Out)
+			fmt.Fprintf(stderr, "bookgen: interrupted; %s is unchanged\n", opt.OutDir())
 			return exitInterrupted
 		}
 		if err != nil {
 			build.PrintError(stderr, err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "bookgen: built %s: %s\n", res.Out, res.Summary())
+		for _, res := range results {
+			fmt.Fprintf(stdout, "bookgen: built %s: %s\n", res.Out, res.Summary())
+		}
 	case "test":
-		res, err := build.Test(ctx, opt)
+		results, err := build.TestAll(ctx, opt)
 		progress.Stop()
 		if err != nil && ctx.Err() != nil {
 			fmt.Fprintln(stderr, "bookgen: interrupted")
 			return exitInterrupted
 		}
 		if opt.Verify.Bless {
-			printBlessed(stdout, res)
+			for _, res := range results {
+				printBlessed(stdout, res)
+			}
 		}
 		if err != nil {
 			build.PrintError(stderr, err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "bookgen: ok: %s\n", res.Summary())
+		for _, res := range results {
+			fmt.Fprintf(stdout, "bookgen: ok: %s\n", res.Summary())
+		}
 	case "serve":
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {

@@ -22,9 +22,11 @@ import (
 //	[book]         title, authors, description, language, src
 //	[output.html]  site-url, git-repository-url, edit-url-template
 //	[bookgen]      timeout (default per-command timeout of transcripts, e.g. "60s"),
+//	               unchecked-links (links left unchecked, as written)
 //	               strict-console (every console block is a transcript)
 //	               figure-timeout (longest time one figure may take to draw)
 //	               wasm-tags (build tags of the programs built for the page)
+//	               broken-links ("warn" or "error": a link to a missing page or #anchor)
 type Config struct {
 	Title       string
 	Authors     []string
@@ -44,6 +46,15 @@ type Config struct {
 	// Timeout is the default timeout of one transcript command, in Go
 	// duration syntax ("60s" when unset).
 	Timeout string
+	// AlsoBuild is [bookgen] also-build: folders of the repository, as
+	// written (slash paths relative to the root: "manual"), each holding
+	// another book (its own book.toml and SUMMARY.md, chapters read as
+	// LoadDir reads them) that bookgen builds with this one, into the
+	// subfolder of the output of the same name (site/manual/). AlsoBuildLine
+	// is the key's line in book.toml (0 when unset). A folder that is
+	// absolute, leaves the root or is named twice is an error at that line.
+	AlsoBuild     []string
+	AlsoBuildLine int
 	// RequireMutants is [bookgen] require-mutants: chapters (book-relative
 	// paths, "reference.md") or sections of them ("reference.md#invariants",
 	// the section under the heading of that id, its subsections included)
@@ -83,10 +94,76 @@ type Config struct {
 	// the prefix that hides a line of its code blocks ("~"), mdBook's
 	// format/mdbook.md "Hiding code lines". Rust's "# " needs no entry.
 	HideLines map[string]string
+	// UncheckedLinks is [bookgen] unchecked-links: the links bookgen
+	// neither checks nor rewrites, left as written (see Unchecked), for
+	// books published beside others that link to them with relative
+	// paths ("../std/", "../reference/"). UncheckedLinksLine is its line.
+	UncheckedLinks     []string
+	UncheckedLinksLine int
+	// BrokenLinks is what a link to a page or #anchor that is not there
+	// is: BrokenLinksError (the build fails at the link) or
+	// BrokenLinksWarn (a warning at the link, the page built with the
+	// link as written, .md made .html, as mdBook, which checks no link,
+	// builds it). [bookgen] broken-links sets it (BrokenLinksLine is
+	// its line, 0 when unset); unset, it is BrokenLinksWarn for a plain
+	// mdBook book (mdBook's layout and no [bookgen] table in book.toml,
+	// or no book.toml) and BrokenLinksError for every other (see
+	// Locate). BookgenTable says book.toml has a [bookgen] table.
+	BrokenLinks     string
+	BrokenLinksLine int
+	BookgenTable    bool
+	// Preprocessors are the [preprocessor.NAME] tables of book.toml that
+	// name a preprocessor bookgen does not run (any but mdBook's links
+	// and index), in file order; each is one warning in Warnings, and
+	// the pages are built without it.
+	Preprocessors []Preprocessor
 	// Warnings are the problems of book.toml that do not stop the build:
 	// keys bookgen does not read (an mdBook book.toml has many), at
 	// ConfigFile and the key's line.
 	Warnings []*diag.Error
+}
+
+// Preprocessor is an mdBook preprocessor a book's book.toml names and
+// bookgen does not run: its name ("mermaid" for [preprocessor.mermaid])
+// and the line of its table.
+type Preprocessor struct {
+	Name string
+	Line int
+}
+
+// The values of Config.BrokenLinks.
+const (
+	BrokenLinksWarn  = "warn"
+	BrokenLinksError = "error"
+)
+
+// WarnBrokenLinks reports whether a link to a missing page or #anchor is a
+// warning rather than an error (Config.BrokenLinks).
+func (c *Config) WarnBrokenLinks() bool { return c.BrokenLinks == BrokenLinksWarn }
+
+// Unchecked reports whether a link is one of [bookgen] unchecked-links,
+// which bookgen neither checks nor rewrites. target is the link's
+// destination as a slash path from the book's source folder (the site
+// root), its "#fragment" and "?query" removed: "../std/index.html" for
+// "../../std/index.html" written in src/a/b.md; or an absolute URL as
+// written. An entry ending in "/" matches every target under it
+// ("../std/" matches "../std/x/y.html"); any other entry is a glob in
+// path.Match syntax ("*" stops at "/"): "../*/index.html". This is the
+// escape hatch mdBook's link checkers give (mdbook-linkcheck's
+// exclude list): mdBook itself checks no link.
+func (c *Config) Unchecked(target string) bool {
+	for _, p := range c.UncheckedLinks {
+		if strings.HasSuffix(p, "/") {
+			if strings.HasPrefix(target, p) || target == strings.TrimSuffix(p, "/") {
+				return true
+			}
+			continue
+		}
+		if ok, _ := path.Match(p, target); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Redirect is one entry of [output.html.redirect] (mdBook's "redirect"
@@ -204,4 +281,8 @@ type Book struct {
 	// book folder that is no chapter; nil otherwise. Its Source is read;
 	// it is not in Chapters.
 	NotFound *Item
+	// Warnings are the problems of SUMMARY.md that do not stop the
+	// build (text mdBook ignores), in line order; book.toml's are in
+	// Config.Warnings.
+	Warnings []*diag.Error
 }

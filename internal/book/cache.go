@@ -49,7 +49,12 @@ func statOf(fi fs.FileInfo) fileStat {
 
 // Load is the package's Load through c.
 func (c *Cache) Load(root string) (*Book, error) {
-	return load(root, c)
+	return load(root, "", c)
+}
+
+// LoadDir is the package's LoadDir through c.
+func (c *Cache) LoadDir(root, dir string) (*Book, error) {
+	return load(root, dir, c)
 }
 
 func (c *Cache) get(file string, fi fs.FileInfo) ([]byte, bool) {

@@ -2,6 +2,7 @@ package book
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -21,9 +22,11 @@ const (
 	// (beside go.mod). [book] src is relative to book/ and defaults to
 	// ".": the chapters are in book/ itself.
 	BookgenLayout
-	// MdBookLayout: book.toml at the root (and neither book/book.toml nor
-	// book/SUMMARY.md, so that mdBook's output folder book/ is not taken
-	// for a book). [book] src defaults to "src", as in mdBook.
+	// MdBookLayout: book.toml at the root, or no book.toml and
+	// src/SUMMARY.md (mdBook builds such a book with its defaults), and
+	// neither book/book.toml nor book/SUMMARY.md, so that mdBook's output
+	// folder book/ is not taken for a book. [book] src defaults to "src",
+	// as in mdBook.
 	MdBookLayout
 )
 
@@ -33,7 +36,9 @@ func LayoutOf(root string) Layout {
 	switch {
 	case isRegular(filepath.Join(root, "book", "SUMMARY.md")) || isRegular(filepath.Join(root, "book", "book.toml")):
 		return BookgenLayout
-	case isRegular(filepath.Join(root, "book.toml")):
+	case isRegular(filepath.Join(root, "book.toml")), isRegular(filepath.Join(root, "src", "SUMMARY.md")):
+		// mdBook's MDBook::load reads book.toml when there is one and
+		// takes Config::default() otherwise.
 		return MdBookLayout
 	}
 	return NoLayout
@@ -61,13 +66,32 @@ func (l Layout) defaultSrc() string {
 // slash path of its book.toml and of its source folder ("book", "src",
 // "book/src"), and the parsed book.toml (the defaults when it does not
 // exist). A [book] src that is absolute or leaves root is a *diag.Error
-// at book.toml's line of src.
+// at book.toml's line of src. A book in mdBook's layout whose book.toml has
+// no [bookgen] table (or that has no book.toml) and does not set
+// broken-links gets Config.BrokenLinks = BrokenLinksWarn.
 func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error) {
-	l = LayoutOf(root)
-	if l == NoLayout {
+	return LocateIn(root, "")
+}
+
+// LocateIn is Locate for the book in the folder dir of the repository at
+// root (see LoadDir): bookgen's layout with dir in place of book/. dir ""
+// is Locate; a dir that is absolute or leaves root is an error.
+func LocateIn(root, dir string) (l Layout, confFile, src string, cfg *Config, err error) {
+	confDir := ""
+	if dir == "" {
+		l = LayoutOf(root)
+		if l == NoLayout {
+			l = BookgenLayout
+		}
+		confDir = l.ConfDir()
+	} else {
+		confDir = path.Clean(filepath.ToSlash(dir))
+		if path.IsAbs(confDir) || filepath.IsAbs(dir) || confDir == "." || confDir == ".." || strings.HasPrefix(confDir, "../") {
+			return BookgenLayout, "", "", nil, fmt.Errorf("book folder %q: give a folder inside the repository root %s, relative to it", dir, root)
+		}
 		l = BookgenLayout
 	}
-	confFile = path.Join(l.ConfDir(), "book.toml")
+	confFile = path.Join(confDir, "book.toml")
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(confFile)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -79,6 +103,11 @@ func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error
 			return l, confFile, "", nil, err
 		}
 	}
+	if l == MdBookLayout && !cfg.BookgenTable && cfg.BrokenLinksLine == 0 {
+		// A plain mdBook book: mdBook checks no link and builds one
+		// to a missing page; bookgen says so and builds it too.
+		cfg.BrokenLinks = BrokenLinksWarn
+	}
 	s := cfg.Src
 	if s == "" {
 		s = l.defaultSrc()
@@ -86,7 +115,7 @@ func Locate(root string) (l Layout, confFile, src string, cfg *Config, err error
 	if path.IsAbs(s) || filepath.IsAbs(s) || strings.Contains(s, "\\") {
 		return l, confFile, "", nil, diag.Errorf(confFile, cfg.SrcLine, "src %q is an absolute path; give a folder relative to %s", cfg.Src, confFile)
 	}
-	src = path.Join(l.ConfDir(), s)
+	src = path.Join(confDir, s)
 	if src == ".." || strings.HasPrefix(src, "../") {
 		return l, confFile, "", nil, diag.Errorf(confFile, cfg.SrcLine, "src %q leaves the repository root %s; the chapters must be inside it", cfg.Src, root)
 	}

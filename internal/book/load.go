@@ -51,10 +51,19 @@ const DefaultFigureTimeout = "60s"
 //
 // Load never writes anything.
 func Load(root string) (*Book, error) {
-	return load(root, nil)
+	return load(root, "", nil)
 }
 
-func load(root string, c *Cache) (*Book, error) {
+// LoadDir is Load for a book kept in the folder dir of the repository at
+// root (a slash path relative to root, "manual"), laid out as bookgen lays
+// out book/: dir/book.toml, dir/SUMMARY.md, chapters in dir or in [book]
+// src relative to it. root stays the repository root, so the book's
+// transcripts run there, as the main book's do. dir "" is Load.
+func LoadDir(root, dir string) (*Book, error) {
+	return load(root, dir, nil)
+}
+
+func load(root, dir string, c *Cache) (*Book, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("book.Load: %w", err)
@@ -63,7 +72,7 @@ func load(root string, c *Cache) (*Book, error) {
 	if err != nil {
 		return nil, diag.Errorf("", 0, "repository root %s: %v", abs, err)
 	}
-	layout, confFile, src, cfg, err := Locate(abs)
+	layout, confFile, src, cfg, err := LocateIn(abs, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +101,7 @@ func load(root string, c *Cache) (*Book, error) {
 	if line, col, ok := firstInvalidUTF8(sumSrc); !ok {
 		return nil, diag.Errorf(b.SummaryFile, line, "invalid UTF-8 (byte %d of the line)", col)
 	}
-	b.Title, b.Items, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src)
+	b.Title, b.Items, b.Warnings, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src)
 	if err != nil {
 		return nil, err
 	}
@@ -303,15 +312,35 @@ type tomlFile struct {
 	} `toml:"output"`
 	Bookgen struct {
 		Timeout        string   `toml:"timeout"`
+		UncheckedLinks []string `toml:"unchecked-links"`
 		StrictConsole  bool     `toml:"strict-console"`
 		FigureTimeout  string   `toml:"figure-timeout"`
 		WasmTags       []string `toml:"wasm-tags"`
 		RequireMutants []string `toml:"require-mutants"`
+		BrokenLinks    string   `toml:"broken-links"`
+		AlsoBuild      []string `toml:"also-build"`
 	} `toml:"bookgen"`
 }
 
+// supportedPreprocessors are the preprocessors mdBook ships that bookgen
+// does the work of: links ({{#include}} and the other directives, see
+// internal/expand) and index (README.md is its folder's index.html).
+var supportedPreprocessors = map[string]bool{"links": true, "index": true}
+
+// tableLine is the 1-based line of the table header [name] (or
+// [ name ], ["name"] not handled) in src, 0 when none.
+func tableLine(src []byte, name string) int {
+	for i, l := range strings.Split(string(src), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") && strings.TrimSpace(strings.Trim(strings.SplitN(l, "]", 2)[0], "[")) == name {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links, also-build"
 
 // buildTagRE is what a Go build tag may hold (go help buildconstraint).
 var buildTagRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
@@ -341,14 +370,33 @@ func ParseConfig(src []byte) (*Config, error) {
 func parseConfig(src []byte, file string) (*Config, error) {
 	var f tomlFile
 	var warnings []*diag.Error
+	var pre []Preprocessor
 	err := toml.NewDecoder(bytes.NewReader(src)).DisallowUnknownFields().Decode(&f)
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) {
 		// mdBook's book.toml has many keys bookgen has no use for:
 		// name each, then read the ones bookgen knows.
+		seen := map[string]bool{}
 		for i := range strict.Errors {
 			e := &strict.Errors[i]
 			row, _ := e.Position()
+			if k := e.Key(); len(k) >= 2 && k[0] == "preprocessor" {
+				// A preprocessor bookgen does not run: one line
+				// for it, whatever keys its table holds.
+				name := k[1]
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				if supportedPreprocessors[name] {
+					continue
+				}
+				if l := tableLine(src, "preprocessor."+name); l > 0 {
+					row = l
+				}
+				pre = append(pre, Preprocessor{Name: name, Line: row})
+				continue
+			}
 			w := diag.Errorf(file, row, "key %s is not used by bookgen", strings.Join(e.Key(), "."))
 			if len(warnings) == 0 {
 				w.Detail = "bookgen reads " + knownKeys
@@ -387,6 +435,10 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		HideLines:       f.Output.HTML.Code.HideLines,
 		Input404:        f.Output.HTML.Input404,
 		Warnings:        warnings,
+		Preprocessors:   pre,
+	}
+	for _, p := range pre {
+		c.Warnings = append(c.Warnings, diag.Errorf(file, p.Line, "preprocessor %s is not run by bookgen: the pages are built without it, its directives left as written", p.Name))
 	}
 	if len(f.Bookgen.RequireMutants) > 0 {
 		c.RequireMutants, c.RequireMutantsLine = f.Bookgen.RequireMutants, keyLine(src, "require-mutants")
@@ -399,6 +451,21 @@ func parseConfig(src []byte, file string) (*Config, error) {
 	if f.Book.Src != "" {
 		c.Src, c.SrcLine = f.Book.Src, keyLine(src, "src")
 	}
+	if len(f.Bookgen.AlsoBuild) > 0 {
+		c.AlsoBuildLine = keyLine(src, "also-build")
+		seen := map[string]bool{}
+		for _, d := range f.Bookgen.AlsoBuild {
+			clean := path.Clean(d)
+			if d == "" || path.IsAbs(d) || strings.Contains(d, "\\") || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+				return nil, diag.Errorf(file, c.AlsoBuildLine, "also-build %q: give a folder of the repository, relative to its root, such as \"manual\"", d)
+			}
+			if seen[clean] {
+				return nil, diag.Errorf(file, c.AlsoBuildLine, "also-build names %q twice", d)
+			}
+			seen[clean] = true
+			c.AlsoBuild = append(c.AlsoBuild, clean)
+		}
+	}
 	if c.Language == "" {
 		c.Language = "en"
 	}
@@ -409,6 +476,27 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		c.Timeout = DefaultTimeout
 	} else if d, err := time.ParseDuration(c.Timeout); err != nil || d <= 0 {
 		return nil, diag.Errorf(file, keyLine(src, "timeout"), "timeout %q is not a positive Go duration such as \"60s\" or \"2m\"", c.Timeout)
+	}
+	if len(f.Bookgen.UncheckedLinks) > 0 {
+		line := keyLine(src, "unchecked-links")
+		for _, pat := range f.Bookgen.UncheckedLinks {
+			if _, err := path.Match(strings.TrimSuffix(pat, "/"), ""); err != nil || strings.TrimSpace(pat) == "" {
+				return nil, diag.Errorf(file, line, "unchecked-links entry %q is not a path prefix ending in / or a glob (path.Match syntax)", pat)
+			}
+		}
+		c.UncheckedLinks, c.UncheckedLinksLine = f.Bookgen.UncheckedLinks, line
+	}
+	var tables map[string]any
+	if toml.Unmarshal(src, &tables) == nil {
+		_, c.BookgenTable = tables["bookgen"]
+	}
+	switch f.Bookgen.BrokenLinks {
+	case "":
+		c.BrokenLinks = BrokenLinksError
+	case BrokenLinksWarn, BrokenLinksError:
+		c.BrokenLinks, c.BrokenLinksLine = f.Bookgen.BrokenLinks, keyLine(src, "broken-links")
+	default:
+		return nil, diag.Errorf(file, keyLine(src, "broken-links"), "broken-links %q is neither \"warn\" nor \"error\"", f.Bookgen.BrokenLinks)
 	}
 	if c.FigureTimeout == "" {
 		c.FigureTimeout = DefaultFigureTimeout
@@ -453,24 +541,59 @@ func parseConfig(src []byte, file string) (*Config, error) {
 	if c.EditURLTemplate != "" && !strings.Contains(c.EditURLTemplate, "{path}") {
 		return nil, diag.Errorf(file, keyLine(src, "edit-url-template"), "edit-url-template %q has no {path}", c.EditURLTemplate)
 	}
+	var errs diag.List
 	for from, to := range f.Output.HTML.Redirect {
 		line := quotedKeyLine(src, from)
 		if strings.Contains(from, "#") {
 			c.Warnings = append(c.Warnings, diag.Errorf(file, line, "redirect %q: redirects of a #fragment need a script on the page, which bookgen does not write; only whole pages are redirected", from))
 			continue
 		}
-		p := strings.TrimPrefix(from, "/")
-		if !strings.HasPrefix(from, "/") || p == "" || path.Clean(p) != p || strings.HasPrefix(p, "../") || strings.HasSuffix(p, "/") {
-			return nil, diag.Errorf(file, line, "redirect %q: the old page must be a site path from the root, such as \"/old/page.html\"", from)
+		p, ok := redirectPath(from)
+		if !ok {
+			errs = append(errs, diag.Errorf(file, line, "redirect %q: the old page must be a file path inside the site, such as \"/old/page.html\" or \"old/page.html\"", from))
+			continue
 		}
 		if to == "" {
-			return nil, diag.Errorf(file, line, "redirect %q has an empty target", from)
+			errs = append(errs, diag.Errorf(file, line, "redirect %q has an empty target", from))
+			continue
 		}
 		c.Redirects = append(c.Redirects, Redirect{From: p, To: to, Line: line})
+	}
+	if len(errs) > 0 {
+		// Every bad key at once, in the file's order (the table is a
+		// map: its order changes from run to run).
+		sort.SliceStable(errs, func(i, j int) bool {
+			if errs[i].Line != errs[j].Line {
+				return errs[i].Line < errs[j].Line
+			}
+			return errs[i].Msg < errs[j].Msg
+		})
+		if len(errs) == 1 {
+			return nil, errs[0]
+		}
+		return nil, errs
 	}
 	sort.Slice(c.Redirects, func(i, j int) bool { return c.Redirects[i].From < c.Redirects[j].From })
 	sort.SliceStable(c.Warnings, func(i, j int) bool { return c.Warnings[i].Line < c.Warnings[j].Line })
 	return c, nil
+}
+
+// redirectPath returns the site path (without a leading "/") of the old
+// page of an [output.html.redirect] key, as mdBook finds it: the key is
+// joined to the output folder, so "/a/b.html", "a/b.html" and "./a/b.html"
+// all name a/b.html (mdBook's emit_redirects trims the leading "/" and
+// joins). A key that names no file inside the site ("", "/", "a/",
+// "../x.html") is refused: mdBook would write outside its output folder.
+func redirectPath(key string) (string, bool) {
+	p := strings.TrimLeft(key, "/")
+	if p == "" || strings.HasSuffix(p, "/") || strings.Contains(p, "\\") {
+		return "", false
+	}
+	p = path.Clean(p)
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
+		return "", false
+	}
+	return p, true
 }
 
 // quotedKeyLine returns the first line of src that assigns the quoted key

@@ -268,12 +268,17 @@ func TestConfigSpec(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			cfg, err := ParseConfig([]byte(c.File(t, "book.toml")))
 			if want, ok := c.Files["error"]; ok {
-				var de *diag.Error
-				if !errors.As(err, &de) {
-					t.Fatalf("%s\nerr = %v, want %s", c.Comment, err, want)
+				// One line of want per error, in order; each line is a
+				// prefix of its error's "file:line: message".
+				all := diag.All(err)
+				wl := strings.Split(strings.TrimRight(want, "\n"), "\n")
+				if len(all) != len(wl) {
+					t.Fatalf("%s\nerr = %v, want %d errors:\n%s", c.Comment, err, len(wl), want)
 				}
-				if w := strings.TrimRight(want, "\n"); !strings.HasPrefix(de.Error(), w) {
-					t.Errorf("%s\nerr = %s\nwant %s", c.Comment, de.Error(), w)
+				for i, w := range wl {
+					if !strings.HasPrefix(all[i].Error(), w) {
+						t.Errorf("%s\nerror %d = %s\nwant %s", c.Comment, i+1, all[i].Error(), w)
+					}
 				}
 				return
 			}

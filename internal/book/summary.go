@@ -48,12 +48,14 @@ const SummaryFile = "book/SUMMARY.md"
 // item, a numbered chapter after a suffix chapter, a link target that is a
 // URL or a folder or leaves book/, the same file listed twice.
 func ParseSummary(src []byte) (title string, items []*Item, err error) {
-	return parseSummary(src, "book")
+	title, items, _, err = parseSummary(src, "book")
+	return title, items, err
 }
 
 // parseSummary is ParseSummary for the SUMMARY.md of the source folder dir
-// (a repository-relative slash path, see Book.Src).
-func parseSummary(src []byte, dir string) (title string, items []*Item, err error) {
+// (a repository-relative slash path, see Book.Src). It also returns the
+// warnings: text mdBook ignores, which bookgen drops too but names.
+func parseSummary(src []byte, dir string) (title string, items []*Item, warnings []*diag.Error, err error) {
 	p := &summaryParser{seen: map[string]int{}, base: -1, dir: dir}
 	lines := strings.Split(string(src), "\n")
 	inComment := false
@@ -87,13 +89,13 @@ func parseSummary(src []byte, dir string) (title string, items []*Item, err erro
 			i = j
 		}
 		if err := p.parseLine(indent, rest); err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 	}
 	if inComment {
-		return "", nil, diag.Errorf(path.Join(dir, "SUMMARY.md"), len(lines), "unterminated HTML comment")
+		return "", nil, nil, diag.Errorf(path.Join(dir, "SUMMARY.md"), len(lines), "unterminated HTML comment")
 	}
-	return p.title, p.items, nil
+	return p.title, p.items, p.warnings, nil
 }
 
 type summaryParser struct {
@@ -118,6 +120,8 @@ type summaryParser struct {
 	seen map[string]int
 	// dir is the source folder, repository-relative ("book").
 	dir string
+	// warnings are the problems that do not stop the build.
+	warnings []*diag.Error
 }
 
 type openItem struct {
@@ -163,7 +167,11 @@ func (p *summaryParser) heading(indent int, rest string) error {
 		return p.errorf("heading %q is indented %d columns; headings start at the left margin", clip(rest), indent)
 	}
 	if level != 1 {
-		return p.errorf("heading level %d %q: only level-1 headings (# Part title) are allowed in SUMMARY.md", level, clip(rest))
+		// mdBook's summary parser skips any heading but an h1 (and
+		// what it holds): it is no part title and no entry.
+		p.warnings = append(p.warnings, diag.Errorf(path.Join(p.dir, "SUMMARY.md"), p.line, "heading level %d %q is dropped, as mdBook drops it: only a level-1 heading (# Part title) means something in SUMMARY.md", level, clip(rest)))
+		p.started = true
+		return nil
 	}
 	text = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(text), "#"))
 	if text == "" {
@@ -329,7 +337,13 @@ func (p *summaryParser) link(s string) (*Item, error) {
 		rest = strings.TrimSpace(rest[4+end+3:])
 	}
 	if rest != "" {
-		return nil, p.errorf("unexpected text %q after the link; an entry is one link on its own line", clip(rest))
+		if strings.Contains(rest, "](") || strings.HasPrefix(rest, "[") {
+			return nil, p.errorf("unexpected text %q after the link; an entry is one link on its own line", clip(rest))
+		}
+		// mdBook takes an item's first link and skips the rest of the
+		// item (parse_nested_item in crates/mdbook-summary): a note
+		// after the link is dropped, which bookgen says.
+		p.warnings = append(p.warnings, diag.Errorf(path.Join(p.dir, "SUMMARY.md"), p.line, "text %q after the link is not part of the entry and is dropped, as mdBook drops it", clip(rest)))
 	}
 	if title == "" {
 		return nil, p.errorf("link with an empty title")

@@ -58,7 +58,7 @@ func TestSummarySpec(t *testing.T) {
 	for _, c := range specCases(t, "testdata/summary") {
 		t.Run(c.Name, func(t *testing.T) {
 			src := c.File(t, "SUMMARY.md")
-			title, items, err := ParseSummary([]byte(src))
+			title, items, warnings, err := parseSummary([]byte(src), "book")
 			if want, ok := c.Files["error"]; ok {
 				var de *diag.Error
 				if !errors.As(err, &de) {
@@ -79,6 +79,14 @@ func TestSummarySpec(t *testing.T) {
 			}
 			if want := c.File(t, "outline"); got != want {
 				t.Errorf("%s\noutline:\n%s\nwant:\n%s", c.Comment, got, want)
+			}
+			// -- warnings --: one "file:line: message" a line, in order.
+			var gw strings.Builder
+			for _, w := range warnings {
+				gw.WriteString(w.Error() + "\n")
+			}
+			if want := c.Files["warnings"]; gw.String() != want {
+				t.Errorf("%s\nwarnings:\n%s\nwant:\n%s", c.Comment, gw.String(), want)
 			}
 		})
 	}

@@ -33,6 +33,10 @@ type Options struct {
 	// Out is the output folder; a relative path is taken relative to Root.
 	// "" means "site".
 	Out string
+	// Book is the folder of the book to build, relative to Root, when it
+	// is not the repository's main book ("manual": see book.LoadDir and
+	// [bookgen] also-build); "" is the main book, in either layout.
+	Book string
 	// Verify is passed to verify.Verify (Bless, CacheDir, Timeout, Log).
 	Verify verify.Options
 	// CheckExternal also requests every http and https link of the book
@@ -147,10 +151,15 @@ func (opt Options) OutDir() string {
 // *diag.Error or diag.List values (file:line); the output folder changes
 // only when the whole build succeeds. The Result is returned in both cases,
 // with what was done.
-func Build(ctx context.Context, opt Options) (*Result, error) {
+func Build(ctx context.Context, opt Options) (res *Result, err error) {
 	start := time.Now()
-	res := &Result{Out: opt.OutDir()}
+	res = &Result{Out: opt.OutDir()}
 	defer func() { res.Elapsed = time.Since(start) }()
+	var docs []*expand.Doc
+	defer func() {
+		includedFrom(docs, diag.All(err))
+		includedFrom(docs, res.Warnings)
+	}()
 
 	// Fail fast: an output folder that cannot be written (a read-only
 	// parent, a file in the way, a folder among the sources) is reported
@@ -162,6 +171,13 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	res.Book, res.Report = b, rep
 	if b != nil {
 		res.Warnings = append(res.Warnings, b.Config.Warnings...)
+		res.Warnings = append(res.Warnings, b.Warnings...)
+	}
+	for _, d := range docs {
+		res.Warnings = append(res.Warnings, d.Warnings...)
+	}
+	if nfDoc != nil {
+		res.Warnings = append(res.Warnings, nfDoc.Warnings...)
 	}
 	if err != nil {
 		return res, err
@@ -202,10 +218,44 @@ func Build(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	res.Warnings = append(res.Warnings, w.Warnings...)
 	res.Pages = w.Pages
 	res.Files = w.Files
 	res.Finish = w.Finish
 	return res, nil
+}
+
+// includedFrom adds "included from chapter:line" as the first line of the
+// Detail of each problem at a line of an included file (a listing, an
+// included Markdown file) that a chapter of docs includes, naming every
+// chapter line that includes it (expand.IncludedFrom). Problems that already
+// name their chain of includes (expand's own) are left alone.
+func includedFrom(docs []*expand.Doc, errs []*diag.Error) {
+	if len(docs) == 0 {
+		return
+	}
+	chapters := map[string]bool{}
+	for _, d := range docs {
+		chapters[d.Chapter.File()] = true
+	}
+	for _, e := range errs {
+		if e.File == "" || e.Line == 0 || chapters[e.File] || strings.Contains(e.Detail, "included from ") {
+			continue
+		}
+		sites := expand.IncludedFrom(docs, e.File, e.Line)
+		if len(sites) == 0 {
+			continue
+		}
+		if len(sites) > 3 {
+			sites = append(sites[:3], fmt.Sprintf("and %d more", len(sites)-3))
+		}
+		line := "included from " + strings.Join(sites, ", ")
+		if e.Detail == "" {
+			e.Detail = line
+		} else {
+			e.Detail = line + "\n" + e.Detail
+		}
+	}
 }
 
 // stageHook, when set (by tests), is called as each stage after
@@ -229,6 +279,7 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
 	b, docs, nfDoc, rep, err := check(ctx, opt)
+	defer func() { includedFrom(docs, diag.All(err)) }()
 	res.Book, res.Report = b, rep
 	if err == nil {
 		// Render too, dropping the pages, so that a figure that does
@@ -258,7 +309,7 @@ func figureCache(ctx context.Context, opt Options, b *book.Book) *render.FigureC
 
 // check runs the first three stages.
 func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand.Doc, *verify.Report, error) {
-	b, err := opt.Loads.Load(opt.Root)
+	b, err := opt.Loads.LoadDir(opt.Root, opt.Book)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -286,7 +337,7 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand
 	}
 	if opt.Verify.Bless {
 		// Blessing may have rewritten chapters: render what is now on disk.
-		if b, err = opt.Loads.Load(opt.Root); err != nil {
+		if b, err = opt.Loads.LoadDir(opt.Root, opt.Book); err != nil {
 			return nil, nil, nil, rep, err
 		}
 		if docs, nf, err = expandAll(ctx, opt, b); err != nil {
@@ -324,7 +375,7 @@ func renderNotFound(b *book.Book, nf *expand.Doc, verdicts []verify.BlockVerdict
 
 // ErrNoRoot is returned by FindRoot when no folder up from the start holds
 // a book in either layout.
-var ErrNoRoot = errors.New("no repository root here or above (a folder with go.mod and book/SUMMARY.md, or with mdBook's book.toml)")
+var ErrNoRoot = errors.New("no repository root here or above (a folder with go.mod and book/SUMMARY.md, or with mdBook's book.toml or src/SUMMARY.md)")
 
 // FindRoot walks up from dir to the first folder that holds a book and
 // returns its absolute path. Two layouts are taken (see book.Layout):
@@ -333,7 +384,8 @@ var ErrNoRoot = errors.New("no repository root here or above (a folder with go.m
 //     (book.toml is optional, as book.Load treats it; a book/ folder with
 //     only book.toml is still taken, so that book.Load can say that
 //     SUMMARY.md is missing);
-//   - mdBook's: book.toml in the folder itself, go.mod optional. A
+//   - mdBook's: book.toml in the folder itself (or, without one,
+//     src/SUMMARY.md: mdBook's defaults), go.mod optional. A
 //     book/ folder without SUMMARY.md and book.toml beside it is mdBook's
 //     output, not a book; the book/ folder of bookgen's layout (holding
 //     book.toml, its parent go.mod) is not taken for an mdBook book.

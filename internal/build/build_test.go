@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -394,6 +395,10 @@ func TestFindRootLayouts(t *testing.T) {
 		{"mdBook's with go.mod", []string{"r/go.mod", "r/book.toml", "r/src/SUMMARY.md"}, "r/src", "r"},
 		{"mdBook's from its output folder", []string{"r/book.toml", "r/src/SUMMARY.md", "r/book/index.html", "r/book/css/x.css"}, "r/book/css", "r"},
 		{"mdBook's output beside go.mod is no bookgen book", []string{"r/go.mod", "r/book.toml", "r/src/SUMMARY.md", "r/book/index.html"}, "r/book", "r"},
+		// mdBook builds a book without book.toml with its defaults
+		// (MDBook::load takes Config::default()).
+		{"mdBook's without book.toml", []string{"r/src/SUMMARY.md", "r/src/a.md"}, "r/src", "r"},
+		{"mdBook's without book.toml beside go.mod", []string{"r/go.mod", "r/src/SUMMARY.md"}, "r", "r"},
 		{"book/SUMMARY.md without go.mod", []string{"r/book/SUMMARY.md"}, "r/book", ""},
 		{"nothing", []string{"r/x/y.md"}, "r/x", ""},
 	} {
@@ -463,6 +468,36 @@ func TestMdBookTranscriptWithoutGoMod(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "site", "b", "b.html")); err != nil {
 		t.Errorf("the last good site is gone: %v", err)
+	}
+}
+
+// TestIncludedFrom: a problem at a line of an included file (here a broken
+// link in an included Markdown file, and a warning in an included listing)
+// names, in its detail, every chapter line that includes that line, so
+// that an author with hundreds of listings finds the chapter. mdBook
+// reports such problems against the chapter; bookgen gives both.
+func TestIncludedFrom(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"book.toml":      "[book]\ntitle = \"X\"\n\n[bookgen]\nbroken-links = \"error\"\n",
+		"src/SUMMARY.md": "- [A](a.md)\n- [B](b.md)\n",
+		"src/a.md":       "# A\n\n{{#include part.md}}\n",
+		"src/b.md":       "# B\n\nText.\n\n{{#include part.md}}\n",
+		"src/part.md":    "Part.\n[gone](gone.md)\n",
+	})
+	_, err := Build(context.Background(), Options{Root: root, Out: filepath.Join(t.TempDir(), "site")})
+	errs := diag.All(err)
+	if len(errs) == 0 {
+		t.Fatalf("built, want the broken link: %v", err)
+	}
+	for _, e := range errs {
+		if e.File != "src/part.md" || e.Line != 2 {
+			t.Errorf("error at %s:%d, want src/part.md:2: %v", e.File, e.Line, e)
+			continue
+		}
+		if want := "included from src/a.md:3, src/b.md:5"; !strings.HasPrefix(e.Detail, want) {
+			t.Errorf("detail %q, want it to start with %q", e.Detail, want)
+		}
 	}
 }
 

@@ -113,7 +113,7 @@ func TestSymlinkedBookFiles(t *testing.T) {
 // whose site path bookgen writes itself is refused, naming the file,
 // instead of replacing the generated page or failing without a name.
 func TestBookFileClashesWithGeneratedName(t *testing.T) {
-	for _, name := range []string{"print.html", "404.html", "index.html", "favicon.svg", "sitemap.xml", "robots.txt", "assets/book.css"} {
+	for _, name := range []string{"print.html", "404.html", "index.html", "favicon.svg", "sitemap.xml", "robots.txt", "assets/book.0123abcd.css", "assets/vendor/x.js"} {
 		t.Run(name, func(t *testing.T) {
 			files := map[string]string{
 				"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",

@@ -84,8 +84,8 @@ func TestCacheSeesEdits(t *testing.T) {
 	write("examples/s/a.go", "package s // a3\n")
 	check("the included file restored")
 	// The chapter's own file becomes a link to a Markdown file it
-	// includes (one line of), which has the same text: include-cycle
-	// detection now finds the chapter in its own includes.
+	// includes (one line of), which has the same text: the chapter is
+	// now among its own includes.
 	ch := filepath.Join(b.Root, "book", "ch.md")
 	write("book/x.md", string(it.Source))
 	write("book/part.md", "Part.\n\n{{#include x.md:1:1}}\n")
@@ -96,8 +96,10 @@ func TestCacheSeesEdits(t *testing.T) {
 	if err := os.Symlink(filepath.Join(b.Root, "book", "x.md"), ch); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := All(b); err == nil || !strings.Contains(err.Error(), "cycle") {
-		t.Fatalf("the chapter a link to the file it includes: %v, want an include cycle", err)
+	// Including one line of itself is no cycle (mdBook stops only at
+	// its depth limit): the expansion succeeds, cached or not.
+	if _, err := All(b); err != nil {
+		t.Fatalf("the chapter a link to the file it includes: %v", err)
 	}
 	check("the chapter a link to the file it includes")
 }

@@ -40,18 +40,22 @@
 // without the backslash). An anchor opened and closed more than once names
 // all its regions, joined.
 //
+// The typos mdBook tolerates are done as mdBook does them, with a warning
+// at the directive (Doc.Warnings): an anchor never closed is included to
+// the end of the file, a line range past the end is clamped, and includes
+// nested MaxDepth deep (a file that includes itself) stop there, the
+// deepest directive dropped.
+//
 // Where bookgen is stricter than mdBook, it reports an error instead of
-// including less than the author meant: an anchor that is not found or not
-// closed, an included file that is not UTF-8 text, a line range past the
-// end of the file (mdBook clamps), a missing file, a path that leaves the
+// including less than the author meant: an anchor that is not found, an
+// included file that is not UTF-8 text, a missing file, a path that leaves the
 // repository (after resolving symlinks; the repository is the git work
 // tree that holds the book, the nearest folder at or above its root with
 // a .git, or the book's root when there is none: see book.RepoOf), a
 // directive not closed with "}}"
 // on its line, and {{#template}} (mdbook-template's), which bookgen does
 // not implement. Included Markdown files (.md) have their own directives
-// expanded, relative to their own directory, up to MaxDepth levels and
-// without cycles; other files (Go source) are included verbatim, except for
+// expanded, relative to their own directory, up to MaxDepth levels; other files (Go source) are included verbatim, except for
 // a UTF-8 byte order mark at the start of a file, which is dropped.
 package expand
 
@@ -112,12 +116,24 @@ type Doc struct {
 	Markdown []byte
 	// Origins[i] is the origin of line i+1 of Markdown.
 	Origins []Origin
+	// Sites[i] is, for line i+1 of Markdown that an include brought in,
+	// the line of the chapter's directive that brought it (the outermost
+	// one, for includes of includes); 0 for the chapter's own lines. An
+	// error at an included file's line can so say which chapter line
+	// included it (see IncludedFrom).
+	Sites []int
 	// Deps lists the files included, named as Origin.File names them,
 	// sorted, without duplicates (the chapter file itself is not in it).
 	Deps []string
 	// Title is the text of the chapter's last {{#title ...}} directive
 	// (mdBook's: it replaces the page's <title>), "" when it has none.
 	Title string
+	// Warnings are the include typos mdBook tolerates, done as mdBook
+	// does them and named at the directive's line (with the chain of
+	// includes in Detail): an anchor never closed (included to the end
+	// of the file), a line range past the end (clamped), includes nested
+	// MaxDepth deep (the directive dropped).
+	Warnings []*diag.Error
 }
 
 // Origin returns the origin of 1-based line n of d.Markdown, or the chapter
@@ -127,6 +143,30 @@ func (d *Doc) Origin(n int) Origin {
 		return d.Origins[n-1]
 	}
 	return Origin{File: d.Chapter.File(), Line: n}
+}
+
+// IncludedFrom returns, for a problem at file:line of a file the chapters
+// include (not a chapter itself), where the chapters include that line:
+// "book/ch.md:12" for each chapter line whose directive brought it in, in
+// reading order, without repeats. An author with hundreds of listings can
+// so find the chapter behind an error in one of them. It returns nil for a
+// chapter's own line and for a line no chapter includes.
+func IncludedFrom(docs []*Doc, file string, line int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range docs {
+		for i, o := range d.Origins {
+			if o.File != file || o.Line != line || i >= len(d.Sites) || d.Sites[i] == 0 {
+				continue
+			}
+			s := fmt.Sprintf("%s:%d", d.Chapter.File(), d.Sites[i])
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // Expand expands ch's includes. Errors are *diag.Error values naming the
@@ -233,7 +273,7 @@ func expandChapter(ctx context.Context, b *book.Book, ch *book.Item, bd bound, r
 	if err := x.errs.Err(); err != nil {
 		return nil, nil, err
 	}
-	d := &Doc{Chapter: ch, Title: x.title}
+	d := &Doc{Chapter: ch, Title: x.title, Warnings: x.warnings}
 	var md strings.Builder
 	for i, l := range out {
 		if i > 0 {
@@ -241,11 +281,13 @@ func expandChapter(ctx context.Context, b *book.Book, ch *book.Item, bd bound, r
 		}
 		md.WriteString(l.text)
 		d.Origins = append(d.Origins, l.origin)
+		d.Sites = append(d.Sites, l.site)
 	}
 	d.Markdown = []byte(md.String())
 	if n := len(d.Origins); n > 0 && out[n-1].text == "" && strings.HasSuffix(string(ch.Source), "\n") {
 		// The empty string after the final newline is not a line.
 		d.Origins = d.Origins[:n-1]
+		d.Sites = d.Sites[:n-1]
 	}
 	for f := range x.deps {
 		d.Deps = append(d.Deps, f)
@@ -286,6 +328,7 @@ func AllContext(ctx context.Context, b *book.Book) ([]*Doc, error) {
 type line struct {
 	text   string
 	origin Origin
+	site   int // see Doc.Sites; set for the chapter's lines only
 }
 
 // splitLines splits src into lines numbered from 1 in file. A final "\n"
@@ -294,7 +337,7 @@ func splitLines(src, file string) []line {
 	parts := strings.Split(src, "\n")
 	out := make([]line, len(parts))
 	for i, p := range parts {
-		out[i] = line{p, Origin{file, i + 1}}
+		out[i] = line{text: p, origin: Origin{file, i + 1}}
 	}
 	return out
 }
@@ -308,6 +351,8 @@ type expander struct {
 	read     map[string]depState // with Cache: each included file as read
 	changed  bool                // an included file read twice differed
 	errs     diag.List
+	warnings []*diag.Error
+	deep     bool   // the depth limit was reached (warned once)
 	title    string // the last {{#title}}, "" when none
 	includes int    // include directives expanded so far
 	size     int    // bytes of included text so far
@@ -315,13 +360,24 @@ type expander struct {
 }
 
 func (x *expander) fail(at Origin, chain []Origin, format string, args ...any) {
+	x.errs = append(x.errs, chained(at, chain, format, args...))
+}
+
+// warn records a warning at the directive at, as fail records an error.
+func (x *expander) warn(at Origin, chain []Origin, format string, args ...any) {
+	x.warnings = append(x.warnings, chained(at, chain, format, args...))
+}
+
+// chained is the problem at `at`, with "included from file:line" for each
+// directive of chain in Detail, innermost first.
+func chained(at Origin, chain []Origin, format string, args ...any) *diag.Error {
 	e := diag.Errorf(at.File, at.Line, format, args...)
 	var d []string
 	for i := len(chain) - 1; i >= 0; i-- {
 		d = append(d, fmt.Sprintf("included from %s:%d", chain[i].File, chain[i].Line))
 	}
 	e.Detail = strings.Join(d, "\n")
-	x.errs = append(x.errs, e)
+	return e
 }
 
 // lines expands the directives in src, whose relative paths resolve
@@ -363,6 +419,9 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 					out = append(out, cur)
 					b.Reset()
 					cur = line{origin: il.origin}
+					if depth == 0 {
+						cur.site = l.origin.Line
+					}
 					if alone {
 						if il.text == "" {
 							b.WriteString(strings.TrimRight(indent, " \t"))
@@ -372,6 +431,9 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 					}
 				} else if prefixBlank {
 					cur.origin = il.origin
+					if depth == 0 {
+						cur.site = l.origin.Line
+					}
 				}
 				b.WriteString(il.text)
 			}
@@ -416,6 +478,16 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		x.fail(at, chain, "more than %d includes in one chapter (counting those of included Markdown files); do included files include each other many times over?", MaxIncludes)
 		return nil, false
 	}
+	if d.Unsupported != "" && len(x.book.Config.Preprocessors) > 0 {
+		// The book names a preprocessor bookgen does not run (book.toml
+		// warns once); its directive is left as written.
+		var names []string
+		for _, p := range x.book.Config.Preprocessors {
+			names = append(names, p.Name)
+		}
+		x.warn(at, chain, "{{#%s}} is left as written: bookgen does not run the book's preprocessors (%s)", d.Unsupported, strings.Join(names, ", "))
+		return nil, false
+	}
 	if d.Unsupported != "" {
 		x.fail(at, chain, "{{#%s}} is not supported by bookgen; use {{#include path}}, {{#include path:anchor}} or {{#include path:N:M}}", d.Unsupported)
 		return nil, false
@@ -423,11 +495,23 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 	if d.Kind == "title" {
 		// mdBook's {{#title}}: the page's <title>, nothing on the page.
 		x.title = d.Title
-		return []line{{"", at}}, true
+		return []line{{text: "", origin: at}}, true
 	}
 	if filepath.IsAbs(d.Path) || strings.HasPrefix(d.Path, "/") {
 		x.fail(at, chain, "include path %q is absolute; write it relative to %s", d.Path, at.File)
 		return nil, false
+	}
+	if depth >= MaxDepth {
+		// mdBook's links preprocessor expands includes MaxDepth levels
+		// deep and drops a directive below that, saying "Stack depth
+		// exceeded in X. Check for cyclic includes" (replace_all in
+		// crates/mdbook-driver/src/builtin_preprocessors/links.rs): a
+		// file that includes itself shows MaxDepth+1 copies.
+		if !x.deep {
+			x.deep = true
+			x.warn(at, chain, "includes nested more than %d deep (%s); the directive is dropped here, as mdBook drops it", MaxDepth, x.cycle(path.Join(dir, d.Path)))
+		}
+		return []line{}, true
 	}
 	rel := path.Join(dir, d.Path)
 	if !within(path.Join(x.bound.up, rel)) {
@@ -456,12 +540,6 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 	if r, err := filepath.Rel(x.bound.real, real); err != nil || !within(r) {
 		x.fail(at, chain, "included file %s resolves to %s, outside %s", rel, real, x.bound.leaves())
 		return nil, false
-	}
-	for _, s := range x.stack {
-		if s == real {
-			x.fail(at, chain, "include cycle: %s includes itself", rel)
-			return nil, false
-		}
 	}
 	// The size is known before the file is read: a file larger than a
 	// whole chapter may be is refused without holding it in memory (a
@@ -501,10 +579,13 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 	} else if strings.HasSuffix(string(data), "\n") {
 		all = all[:len(all)-1]
 	}
-	sel, err := d.selectLines(all, rel)
+	sel, warning, err := d.selectLines(all, rel)
 	if err != nil {
 		x.fail(at, chain, "{{#include %s}}: %v", d.Args, err)
 		return nil, false
+	}
+	if warning != "" {
+		x.warn(at, chain, "{{#include %s}}: %s", d.Args, warning)
 	}
 	for _, l := range sel {
 		x.size += len(l.text) + 1
@@ -524,8 +605,8 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		if len(d.Props) > 0 {
 			info += "," + strings.Join(d.Props, ",")
 		}
-		out := append([]line{{"```" + info, at}}, sel...)
-		return append(out, line{"```", at}), true
+		out := append([]line{{text: "```" + info, origin: at}}, sel...)
+		return append(out, line{text: "```", origin: at}), true
 	}
 	if !isMarkdown(rel) {
 		return sel, true
@@ -534,15 +615,26 @@ func (x *expander) include(d Directive, at Origin, dir string, depth int, chain 
 		x.fail(o, append(chain[:len(chain):len(chain)], at), "code fence opened here is not closed in %s; included, it would turn the rest of the chapter into code", rel)
 		return nil, false
 	}
-	if depth+1 >= MaxDepth {
-		x.fail(at, chain, "includes nested more than %d deep", MaxDepth)
-		return nil, false
-	}
 	x.stack = append(x.stack, real)
 	defer func() { x.stack = x.stack[:len(x.stack)-1] }()
 	n := len(x.errs)
 	out := x.lines(sel, path.Dir(rel), depth+1, append(chain[:len(chain):len(chain)], at))
 	return out, len(x.errs) == n
+}
+
+// cycle describes the chain that reached the depth limit at the include
+// of rel: "a cycle: book/a.md includes itself" when a file of the chain is
+// included again, else "no cycle".
+func (x *expander) cycle(rel string) string {
+	if real, err := filepath.EvalSymlinks(x.bound.abs(x.book, rel)); err == nil {
+		for _, s := range x.stack {
+			if s == real {
+				return fmt.Sprintf("a cycle: %s includes itself", rel)
+			}
+		}
+	}
+	return "no cycle"
+
 }
 
 // readAtMost reads the file at p, refusing one that holds more than max
@@ -724,8 +816,10 @@ func IsAnchorLine(text string) bool {
 }
 
 // selectLines returns the lines of a file (all, numbered from 1) that d
-// names, without anchor marker lines.
-func (d Directive) selectLines(all []line, file string) ([]line, error) {
+// names, without anchor marker lines, and a warning for a typo mdBook
+// tolerates (an anchor never closed: to the end of the file, as mdBook's
+// take_anchored_lines; a range past the end: clamped, as its take_lines).
+func (d Directive) selectLines(all []line, file string) ([]line, string, error) {
 	var sel []line
 	keep := func(ls []line) {
 		for _, l := range ls {
@@ -763,12 +857,12 @@ func (d Directive) selectLines(all []line, file string) ([]line, error) {
 			if len(names) > 0 {
 				known = "its anchors: " + strings.Join(names, ", ")
 			}
-			return nil, fmt.Errorf("anchor %q not found in %s (%s)", d.Anchor, file, known)
+			return nil, "", fmt.Errorf("anchor %q not found in %s (%s)", d.Anchor, file, known)
 		}
 		if open >= 0 {
-			return nil, fmt.Errorf("anchor %q opened at %s:%d has no ANCHOR_END: %s", d.Anchor, file, all[open].origin.Line, d.Anchor)
+			return d.mark(all, in), fmt.Sprintf("anchor %q opened at %s:%d has no ANCHOR_END: %s; included to the end of the file, as mdBook does", d.Anchor, file, all[open].origin.Line, d.Anchor), nil
 		}
-		return d.mark(all, in), nil
+		return d.mark(all, in), "", nil
 	}
 	n := len(all)
 	if d.Start == 0 && d.End == 0 {
@@ -776,10 +870,10 @@ func (d Directive) selectLines(all []line, file string) ([]line, error) {
 			for i := range in {
 				in[i] = true
 			}
-			return d.mark(all, in), nil
+			return d.mark(all, in), "", nil
 		}
 		keep(all)
-		return sel, nil
+		return sel, "", nil
 	}
 	start, end := d.Start, d.End
 	if start == 0 {
@@ -788,17 +882,23 @@ func (d Directive) selectLines(all []line, file string) ([]line, error) {
 	if end == 0 {
 		end = n
 	}
+	warning := ""
 	if start > n || end > n {
 		bad := start
 		if start <= n {
 			bad = end
 		}
-		return nil, fmt.Errorf("line %d is past the end of %s (%d lines)", bad, file, n)
+		what := fmt.Sprintf("included up to line %d", n)
+		if start > n {
+			what = "nothing included"
+		}
+		warning = fmt.Sprintf("line %d is past the end of %s (%d lines); %s, as mdBook clamps the range", bad, file, n, what)
+		end = min(end, n)
 	}
 	for i := start - 1; i < end; i++ {
 		in[i] = true
 	}
-	return d.mark(all, in), nil
+	return d.mark(all, in), warning, nil
 }
 
 // mark returns the lines of all that in marks, without anchor marker
@@ -812,7 +912,7 @@ func (d Directive) mark(all []line, in []bool) []line {
 		case in[i]:
 			sel = append(sel, l)
 		case d.Kind == "rustdoc_include":
-			sel = append(sel, line{"# " + l.text, l.origin})
+			sel = append(sel, line{text: "# " + l.text, origin: l.origin})
 		}
 	}
 	return sel

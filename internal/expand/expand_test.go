@@ -224,6 +224,25 @@ func TestIncludeSpec(t *testing.T) {
 					t.Errorf("%s\norigins = %s\nwant      %s", c.Comment, g, strings.TrimSpace(want))
 				}
 			}
+			// -- warnings --: one "file:line: message" prefix a line,
+			// in order; none when the section is absent.
+			var gw []string
+			for _, w := range d.Warnings {
+				gw = append(gw, w.Error())
+			}
+			ww := strings.Split(strings.TrimSpace(c.Files["warnings"]), "\n")
+			if c.Files["warnings"] == "" {
+				ww = nil
+			}
+			if len(gw) != len(ww) {
+				t.Errorf("%s\nwarnings:\n%s\nwant:\n%s", c.Comment, strings.Join(gw, "\n"), c.Files["warnings"])
+			} else {
+				for i := range gw {
+					if !strings.HasPrefix(gw[i], ww[i]) {
+						t.Errorf("%s\nwarning %d = %s\nwant %s", c.Comment, i+1, gw[i], ww[i])
+					}
+				}
+			}
 			if want, ok := c.Files["title"]; ok && d.Title != strings.TrimSpace(want) {
 				t.Errorf("%s\ntitle = %q, want %q", c.Comment, d.Title, strings.TrimSpace(want))
 			}

@@ -39,7 +39,7 @@ func New(opts ...goldmark.Option) goldmark.Markdown {
 			extension.Linkify,
 			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
 			extension.Strikethrough,
-			extension.TaskList,
+			taskList{},
 			extension.Footnote,
 			extension.Typographer,
 			mdBook{},

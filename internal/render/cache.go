@@ -116,6 +116,10 @@ func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 	for _, l := range langs {
 		fmt.Fprintf(h, "\x00hide:%s=%s", l, b.Config.HideLines[l])
 	}
+	for _, p := range b.Config.UncheckedLinks {
+		fmt.Fprintf(h, "\x00unchecked:%s", p)
+	}
+	fmt.Fprintf(h, "\x00broken-links:%s", b.Config.BrokenLinks)
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	return sum

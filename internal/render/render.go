@@ -209,7 +209,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			if n.Level == 1 && pg.Title == "" {
 				pg.Title = t
 			}
-			return ast.WalkSkipChildren, nil
+			return ast.WalkContinue, nil // its links are checked and rewritten as any
 		case *ast.HTMLBlock, *ast.RawHTML:
 			if raw, off, ok := htmlNodeText(n, src); ok {
 				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
@@ -226,11 +226,16 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			dest, lk, e := r.rewrite(chPath, string(n.Destination))
 			if e != nil {
 				e.File, e.Line = file, line
-				errs = append(errs, e)
-				return ast.WalkContinue, nil
+				if dest == "" || !r.book.Config.WarnBrokenLinks() {
+					errs = append(errs, e)
+					return ast.WalkContinue, nil
+				}
+				// [bookgen] broken-links = "warn" (a plain mdBook
+				// book's default): built as mdBook builds it.
+				pg.Warnings = append(pg.Warnings, e)
 			}
 			n.Destination = []byte(dest)
-			if isExternal(dest) {
+			if isExternal(dest) && !r.book.Config.Unchecked(dest) {
 				pg.External = append(pg.External, ExternalLink{URL: dest, File: file, Line: line})
 			}
 			if lk != nil {
@@ -239,7 +244,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 		case *ast.AutoLink:
 			if n.AutoLinkType == ast.AutoLinkURL {
-				if u := string(n.URL(src)); isExternal(u) {
+				if u := string(n.URL(src)); isExternal(u) && !r.book.Config.Unchecked(u) {
 					file, line := origin(d, lines.line(inlineStart(n, src)))
 					pg.External = append(pg.External, ExternalLink{URL: u, File: file, Line: line})
 				}
@@ -294,7 +299,11 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 }
 
 // rewrite maps a link destination written in chapter chPath to the one the
-// page gets. It returns the chapter link to check, if any.
+// page gets. It returns the chapter link to check, if any. A link to a page
+// that is not there (a missing file or folder page, a .md file that is not
+// a chapter, a path that leaves the repository) is an error returned with
+// the destination mdBook would write (".md" made ".html"), used when the
+// book's broken links are warnings; any other error comes with "".
 func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	if dest == "" {
 		return dest, nil, nil
@@ -310,9 +319,15 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	if err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {
 		return dest, nil, nil // absolute, site-absolute or unparsable: leave alone
 	}
+	if r.book.Config.Unchecked(path.Join(path.Dir(chPath), u.Path)) {
+		// [bookgen] unchecked-links: a sibling book's page
+		// ("../std/index.html"), left as written, never sent to
+		// the repository even when the path exists there.
+		return dest, nil, nil
+	}
 	repoPath := path.Join(path.Dir(r.book.RepoPath(chPath)), u.Path)
 	if repoPath == ".." || strings.HasPrefix(repoPath, "../") {
-		return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q leaves the repository", dest)}
+		return dest, nil, &diag.Error{Msg: fmt.Sprintf("link %q leaves the repository", dest)}
 	}
 	if bookPath, ok := r.book.InSrc(repoPath); ok {
 		if ch, ok := r.pages[bookPath]; ok && !r.chapters[bookPath] {
@@ -321,36 +336,24 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 			return dest, &Link{Target: ch, Fragment: u.Fragment}, nil
 		}
 		if strings.HasSuffix(bookPath, ".md") || r.chapters[bookPath] {
-			if !r.chapters[bookPath] {
-				return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which is not a chapter in SUMMARY.md", dest, repoPath)}
-			}
 			// The chapter's page, where book.HTMLPath puts it:
 			// "a/b.md" is "a/b.html", "a/README.md" is "a/index.html".
-			ep := u.EscapedPath()
-			i := strings.LastIndexByte(ep, '/')
-			base, err := url.PathUnescape(ep[i+1:])
-			if err != nil {
-				base = ep[i+1:]
-			}
-			out := ep[:i+1] + (&url.URL{Path: book.HTMLPath(base)}).EscapedPath()
-			if u.RawQuery != "" {
-				out += "?" + u.RawQuery
-			}
-			if u.Fragment != "" {
-				out += "#" + u.EscapedFragment()
+			out := htmlDest(u)
+			if !r.chapters[bookPath] {
+				return out, nil, &diag.Error{Msg: fmt.Sprintf("link %q names %s, which is not a chapter in SUMMARY.md", dest, repoPath)}
 			}
 			return out, &Link{Target: bookPath, Fragment: u.Fragment}, nil
 		}
 		if r.book.Root != "" {
 			fi, err := r.stat(repoPath)
 			if err != nil {
-				return "", nil, missing("link", dest, repoPath, err)
+				return brokenDest(dest, err), nil, missing("link", dest, repoPath, err)
 			}
 			// A folder is a page only through its index: a chapter
 			// index.md (written as index.html) or a copied index.html.
 			if _, index := r.pages[path.Join(bookPath, "index.html")]; fi.IsDir() && !index {
 				if _, err := r.stat(path.Join(repoPath, "index.html")); err != nil {
-					return "", nil, &diag.Error{Msg: fmt.Sprintf("link %q names the folder %s, which has no page on the site (no index.md chapter or index.html in it)", dest, repoPath)}
+					return dest, nil, &diag.Error{Msg: fmt.Sprintf("link %q names the folder %s, which has no page on the site (no index.md chapter or index.html in it)", dest, repoPath)}
 				}
 			}
 		}
@@ -358,7 +361,7 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 	}
 	fi, err := r.stat(repoPath)
 	if err != nil {
-		return "", nil, missing("link", dest, repoPath, err)
+		return brokenDest(dest, err), nil, missing("link", dest, repoPath, err)
 	}
 	repo := strings.TrimSuffix(r.book.Config.Repository, "/")
 	if repo == "" {
@@ -373,6 +376,38 @@ func (r *Renderer) rewrite(chPath, dest string) (string, *Link, *diag.Error) {
 		out += "#" + u.EscapedFragment()
 	}
 	return out, nil, nil
+}
+
+// htmlDest is the destination of a link to the chapter file u names, as
+// book.HTMLPath writes its page: "a/b.md#x" is "a/b.html#x", "a/README.md"
+// is "a/index.html".
+func htmlDest(u *url.URL) string {
+	ep := u.EscapedPath()
+	i := strings.LastIndexByte(ep, '/')
+	base, err := url.PathUnescape(ep[i+1:])
+	if err != nil {
+		base = ep[i+1:]
+	}
+	out := ep[:i+1] + (&url.URL{Path: book.HTMLPath(base)}).EscapedPath()
+	if u.RawQuery != "" {
+		out += "?" + u.RawQuery
+	}
+	if u.Fragment != "" {
+		out += "#" + u.EscapedFragment()
+	}
+	return out
+}
+
+// brokenDest is what rewrite returns with the error for a link whose file
+// r.stat did not find: the destination as written when the file does not
+// exist (a broken link, a warning when the book asks), "" when it was
+// refused (hidden, not a regular file, or outside the repository: always an
+// error).
+func brokenDest(dest string, err error) string {
+	if errors.Is(err, ErrNotPublished) || errors.Is(err, ErrOutside) || errors.Is(err, ErrNotRegular) {
+		return ""
+	}
+	return dest
 }
 
 // isExternal reports whether dest is an absolute http or https URL.
@@ -442,6 +477,9 @@ func packageName(src []byte) string {
 func (r *Renderer) checkImage(chPath, dest string) *diag.Error {
 	u, err := url.Parse(dest)
 	if dest == "" || err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(dest, "/") || u.Path == "" {
+		return nil
+	}
+	if r.book.Config.Unchecked(path.Join(path.Dir(chPath), u.Path)) {
 		return nil
 	}
 	repoPath := path.Join(path.Dir(r.book.RepoPath(chPath)), u.Path)

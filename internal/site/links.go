@@ -13,14 +13,16 @@ import (
 // #fragment names an element of the target page (a heading, a footnote, an
 // element with an id in raw HTML). pages[i] is the rendering of
 // b.Chapters[i]. Problems are returned as a diag.List naming the line of
-// each link.
-func CheckLinks(b *book.Book, pages []*render.Page) error {
+// each link; when the book's broken links are warnings
+// (book.Config.WarnBrokenLinks), they are returned as warnings instead and
+// the error is nil.
+func CheckLinks(b *book.Book, pages []*render.Page) (warnings []*diag.Error, err error) {
 	return checkLinks(b, pages, nil)
 }
 
 // checkLinks is CheckLinks, taking each page's ids from c (when not nil)
 // where it can.
-func checkLinks(b *book.Book, pages []*render.Page, c *idCache) error {
+func checkLinks(b *book.Book, pages []*render.Page, c *idCache) ([]*diag.Error, error) {
 	sets := c.sets(pages)
 	ids := make(map[string]map[string]bool, len(pages))
 	for i, ch := range b.Chapters {
@@ -39,7 +41,10 @@ func checkLinks(b *book.Book, pages []*render.Page, c *idCache) error {
 			}
 		}
 	}
-	return errs.Err()
+	if b.Config.WarnBrokenLinks() {
+		return errs, nil
+	}
+	return nil, errs.Err()
 }
 
 // pageIDs returns the ids of the elements of pg: its headings' and those

@@ -20,11 +20,15 @@ import (
 // The target is written as in book.toml: relative to the old page, from the
 // site root ("/x.html", which is taken under site-url's path), or an
 // absolute URL. An old page that is a chapter's page, or a target inside the
-// site that is no page of the book, is a *diag.Error at book.toml's line.
-func writeRedirects(out siteFiles, b *book.Book) error {
+// site that is no page of the book, is a *diag.Error at book.toml's line;
+// when the book's broken links are warnings (book.Config.WarnBrokenLinks),
+// such a target is a warning instead and the redirect is written as mdBook
+// writes it (a sibling book's page, "../../std/x.html").
+func writeRedirects(out siteFiles, b *book.Book) ([]*diag.Error, error) {
 	if len(b.Config.Redirects) == 0 {
-		return nil
+		return nil, nil
 	}
+	var warnings []*diag.Error
 	pages := map[string]bool{"index.html": true, "print.html": true, "404.html": true}
 	for _, ch := range b.Chapters {
 		pages[htmlPath(ch.Path)] = true
@@ -53,25 +57,34 @@ func writeRedirects(out siteFiles, b *book.Book) error {
 			if strings.HasSuffix(u.Path, "/") || inSite == "" || inSite == "." {
 				inSite = path.Join(inSite, "index.html")
 			}
-			if !pages[inSite] && !out.has(inSite) {
-				errs = append(errs, diag.Errorf(b.ConfigFile, r.Line, "redirect %q: target %q is /%s, which is no page of the site", "/"+r.From, r.To, inSite))
-				continue
-			}
 			abs = base + inSite
+			if !pages[inSite] && !out.has(inSite) {
+				e := diag.Errorf(b.ConfigFile, r.Line, "redirect %q: target %q is /%s, which is no page of the site", "/"+r.From, r.To, inSite)
+				if !b.Config.WarnBrokenLinks() {
+					errs = append(errs, e)
+					continue
+				}
+				warnings = append(warnings, e)
+				// Resolved from the old page's address, where the
+				// browser resolves it, even above the site's path.
+				if !strings.HasPrefix(u.Path, "/") {
+					abs = path.Join(path.Dir(base+r.From), u.Path)
+				}
+			}
 			if u.Fragment != "" {
 				abs += "#" + u.EscapedFragment()
 			}
 		}
 		if err := out.add(r.From, redirect(r.To, "Redirecting to "+r.To)); err != nil {
-			return err
+			return nil, err
 		}
 		fmt.Fprintf(&rules, "%s%s %s 301\n", base, (&url.URL{Path: r.From}).EscapedPath(), abs)
 	}
 	if err := errs.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if out.has("_redirects") {
-		return nil // the book brings its own
+		return warnings, nil // the book brings its own
 	}
-	return out.add("_redirects", []byte(rules.String()))
+	return warnings, out.add("_redirects", []byte(rules.String()))
 }

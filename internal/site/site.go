@@ -55,6 +55,9 @@ type Result struct {
 	// previous build had them (the next build's Finish writes them; so
 	// does calling Finish again).
 	Finish func(ctx context.Context) error
+	// Warnings are the links between chapters to a missing #anchor or
+	// page when the book's broken links are warnings (see CheckLinks).
+	Warnings []*diag.Error
 }
 
 // Options tune Write.
@@ -97,10 +100,11 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 	if opt.Incremental != nil {
 		ids = &opt.Incremental.ids
 	}
-	if err := checkLinks(b, pages, ids); err != nil {
+	linkWarnings, err := checkLinks(b, pages, ids)
+	if err != nil {
 		return nil, err
 	}
-	out, err := filepath.Abs(out)
+	out, err = filepath.Abs(out)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +131,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 		}
 		st = s
 	}
-	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental, opt.NotFound); err != nil {
+	if err := generate(st, b, pages, th, opt.ServedAtRoot, opt.Incremental, opt.NotFound, &linkWarnings); err != nil {
 		st.abort()
 		return nil, err
 	}
@@ -138,7 +142,7 @@ func WriteContext(ctx context.Context, b *book.Book, pages []*render.Page, out s
 	if err := st.commit(); err != nil {
 		return nil, err
 	}
-	res := &Result{Pages: len(pages), Files: st.list()}
+	res := &Result{Pages: len(pages), Files: st.list(), Warnings: linkWarnings}
 	if w, ok := st.(*inPlace); ok && len(w.deferred) > 0 {
 		res.Finish = w.finish
 	}
@@ -263,7 +267,9 @@ type files map[string][]byte
 type assets struct{ css, js, themeJS, runJS, search, searchLib string }
 
 // generate writes every file of the site into out.
-func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool, inc *Incremental, nf *render.Page) error {
+// Warnings that do not stop the build (redirects to no page of a book whose
+// broken links are warnings) are appended to *warnings.
+func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, servedAtRoot bool, inc *Incremental, nf *render.Page, warnings *[]*diag.Error) error {
 	stableNames := inc != nil
 	var sbCache *sidebarCache
 	var pc *printCache
@@ -411,9 +417,11 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 			return err
 		}
 	}
-	if err := writeRedirects(out, b); err != nil {
+	ws, err := writeRedirects(out, b)
+	if err != nil {
 		return err
 	}
+	*warnings = append(*warnings, ws...)
 	<-printDone
 	if printErr != nil {
 		return printErr
@@ -657,7 +665,7 @@ func (c *bookCopier) walk(dir, rel string) error {
 			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which bookgen writes itself (%s); rename or remove the file", r, what)})
 			continue
 		}
-		if c.out.has(r) || r == "assets" || strings.HasPrefix(r, "assets/") {
+		if c.out.has(r) || themeAsset(r) {
 			c.errs = append(c.errs, &diag.Error{File: file, Msg: fmt.Sprintf("would be written to the site as %s, which is one of the theme's files or assets (theme/static/, assets/); rename or remove the file", r)})
 			continue
 		}
@@ -671,6 +679,18 @@ func (c *bookCopier) walk(dir, rel string) error {
 	}
 	return nil
 }
+
+// themeAssetRE matches the site paths bookgen writes its own assets at:
+// "assets/<name>.<8 hex digits>.<ext>" (hashedName), assets/search.json
+// and everything under assets/vendor/.
+var themeAssetRE = regexp.MustCompile(`^assets/(vendor/.*|search\.json|[a-z]+\.[0-9a-f]{8}\.[a-z]+)$`)
+
+// themeAsset reports whether the book file at site path r would be
+// written where bookgen writes (or may write, in a later build) one of its
+// assets. Other files under assets/ are the book's own: mdBook books keep
+// their images in src/assets/ (the Embedded Rust Book does), and mdBook's
+// theme files sit elsewhere.
+func themeAsset(r string) bool { return themeAssetRE.MatchString(r) }
 
 // numberString formats a section number: [2 1] is "2.1.".
 func numberString(n []int) string {

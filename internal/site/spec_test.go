@@ -3,6 +3,7 @@ package site
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,8 @@ import (
 //	-- no-file PATH --  PATH must not be in the site
 //	-- error --         the build's problems, each "file:line: " and a
 //	                    substring of the message, one per line
+//	-- warning --       likewise, the warnings of a build that succeeds
+//	-- no-warning --    a substring no warning may contain, one per line
 //
 // The rules are mdBook's site layout and output (index, redirects, print
 // page, search breadcrumbs) as data.
@@ -31,7 +34,7 @@ func TestSpec(t *testing.T) {
 			root := t.TempDir()
 			c.WriteTree(t, root)
 			out := filepath.Join(root, "site")
-			err := buildSite(root, out)
+			warnings, err := buildSite(root, out)
 			if want, ok := c.Files["error"]; ok {
 				if err == nil {
 					t.Fatalf("%s\nbuilt without error, want:\n%s", c.Comment, want)
@@ -54,10 +57,30 @@ func TestSpec(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s\n%v", c.Comment, err)
 			}
+			var got []string
+			for _, w := range warnings {
+				got = append(got, w.Error())
+			}
 			checked := 0
+			if want, ok := c.Files["warning"]; ok {
+				checked++
+				for _, w := range strings.Split(strings.TrimSpace(want), "\n") {
+					if !slices.ContainsFunc(got, func(g string) bool { return strings.Contains(g, w) }) {
+						t.Errorf("%s\nno warning contains %q; got:\n%s", c.Comment, w, strings.Join(got, "\n"))
+					}
+				}
+			}
+			if bad, ok := c.Files["no-warning"]; ok {
+				checked++
+				for _, w := range strings.Split(strings.TrimSpace(bad), "\n") {
+					if slices.ContainsFunc(got, func(g string) bool { return strings.Contains(g, w) }) {
+						t.Errorf("%s\na warning contains %q:\n%s", c.Comment, w, strings.Join(got, "\n"))
+					}
+				}
+			}
 			for _, name := range c.Order {
 				kind, p, ok := strings.Cut(name, " ")
-				if !ok {
+				if !ok || name == "warning" || name == "no-warning" {
 					continue
 				}
 				checked++
@@ -96,43 +119,50 @@ func TestSpec(t *testing.T) {
 }
 
 // buildSite runs load, expand, render and write (verification has nothing
-// to do in these books: no Go).
-func buildSite(root, out string) error {
+// to do in these books: no Go), returning the warnings of a build that
+// succeeds: book.toml's, the includes', the pages' and the links'.
+func buildSite(root, out string) ([]*diag.Error, error) {
 	b, err := book.Load(root)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	warnings := append(append([]*diag.Error(nil), b.Config.Warnings...), b.Warnings...)
 	if err := CheckBook(b); err != nil {
-		return err
+		return nil, err
 	}
 	docs, err := expand.All(b)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r := render.New(b)
 	var pages []*render.Page
 	var errs diag.List
 	for _, d := range docs {
+		warnings = append(warnings, d.Warnings...)
 		pg, err := r.Render(d)
 		if err != nil {
 			errs = append(errs, diag.All(err)...)
 			continue
 		}
+		warnings = append(warnings, pg.Warnings...)
 		pages = append(pages, pg)
 	}
 	if err := errs.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	opt := Options{}
 	if b.NotFound != nil {
 		d, err := expand.Expand(b, b.NotFound)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if opt.NotFound, err = r.Render(d); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	_, err = Write(b, pages, out, opt)
-	return err
+	res, err := Write(b, pages, out, opt)
+	if err != nil {
+		return nil, err
+	}
+	return append(warnings, res.Warnings...), nil
 }

@@ -402,3 +402,66 @@ func goEnvKey() string {
 	}
 	return b.String()
 }
+
+// addArgPaths records the files and folders that a command's own arguments
+// name, so that editing them invalidates the entry as editing the program
+// does: bookgen's manual runs "go run ./cmd/bookgen test --root
+// manual/fixtures/broken-link", whose output depends on the fixture book as
+// much as on bookgen. Every word after "go run" or "go test" (and the value
+// of a "-flag=value" word) that is a relative path inside the root, other
+// than the root itself, naming an existing file records that file; naming a
+// folder, its listing and every file and folder below it, except names
+// starting with "." or "_" below its top (caches a program keeps there).
+func (m manifest) addArgPaths(h *hashes, words []string) {
+	if len(words) < 3 {
+		return
+	}
+	root := h.root
+	for _, w := range words[2:] {
+		if strings.HasPrefix(w, "-") {
+			_, v, ok := strings.Cut(w, "=")
+			if !ok {
+				continue
+			}
+			w = v
+		}
+		if w == "" || filepath.IsAbs(w) || strings.Contains(w, "...") {
+			continue
+		}
+		rel := path.Clean(filepath.ToSlash(w))
+		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode().IsRegular():
+			m.Files[rel] = h.file(rel)
+		case fi.IsDir():
+			_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(rel)), func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return nil
+				}
+				r, err := filepath.Rel(root, p)
+				if err != nil {
+					return nil
+				}
+				r = filepath.ToSlash(r)
+				if n := d.Name(); r != rel && (strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+					if d.IsDir() {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				switch {
+				case d.IsDir():
+					m.Dirs[r] = h.dir(r)
+				case d.Type().IsRegular():
+					m.Files[r] = h.file(r)
+				}
+				return nil
+			})
+		}
+	}
+}

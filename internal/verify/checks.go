@@ -217,6 +217,7 @@ func (v *verifier) runCommand(ctx context.Context, d *expand.Doc, blk markdown.B
 	}
 	m := newManifest(v.cache.h, l)
 	m.addPatternTrees(v.cache.h, pkgArgs)
+	m.addArgPaths(v.cache.h, words)
 	res, err := v.exec(ctx, Run{Args: append([]string{v.goCmd}, words[1:]...), Dir: v.root, Timeout: timeout})
 	r.checks = append(r.checks, Check{Kind: "transcript", Subject: subject, Elapsed: res.Elapsed})
 	switch {

@@ -105,6 +105,31 @@ func unifiedDiff(oldName, newName string, old, new []byte) string {
 	return d
 }
 
+// A mutant changes one rule: at most maxMutantHunks places of the file
+// it replaces (a moved statement is two) and maxMutantLines lines. A
+// mutant is a whole copy of the file, so one made from an older version
+// of it differs in the places that changed since: those limits catch the
+// copy drifting from the file, which would otherwise go on testing code
+// that no longer exists.
+const (
+	maxMutantHunks = 2
+	maxMutantLines = 20
+)
+
+// diffSize returns the hunks of a unified diff and its changed lines.
+func diffSize(d string) (hunks, changed int) {
+	for _, l := range strings.Split(d, "\n") {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			hunks++
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"), strings.HasPrefix(l, "-"):
+			changed++
+		}
+	}
+	return hunks, changed
+}
+
 // resolveMutants reads the mutants of claim c (its links ms) under root
 // and returns them with an error at the link's line for each that is not
 // a mutant: no such folder, not exactly one .go file, no package file of
@@ -157,6 +182,14 @@ func resolveMutants(root string, d *expand.Doc, c Claim, ms []markdown.MutantLin
 		m.Diff = unifiedDiff(m.Replaces, m.File, real, mut)
 		if m.Diff == "" {
 			fail("%s is identical to %s: it breaks nothing", m.File, m.Replaces)
+			continue
+		}
+		if hunks, changed := diffSize(m.Diff); hunks > maxMutantHunks || changed > maxMutantLines {
+			places := fmt.Sprintf("%d places", hunks)
+			if hunks == 1 {
+				places = "1 place"
+			}
+			fail("%s differs from %s in %s, %d changed lines; a mutant changes one rule (at most %d places, %d lines). If %s changed since the mutant was made from it, make the mutant again from the file as it is", m.File, m.Replaces, places, changed, maxMutantHunks, maxMutantLines, m.Replaces)
 			continue
 		}
 		out = append(out, m)

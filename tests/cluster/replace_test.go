@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestStreamdReplaceVoter replaces a dead voter the way the README tells an
+// TestStreamdReplaceVoter replaces a dead voter the way streamd's README tells an
 // operator to: voter C is killed for good, DELETE /v1/cluster/voters/C on a
 // follower removes it (forwarded to the leader, hashicorp/raft
 // RemoveServer), a new voter D started with -join and an empty data

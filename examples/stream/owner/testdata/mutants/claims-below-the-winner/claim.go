@@ -12,18 +12,34 @@ import (
 // ANCHOR: claim
 
 // claimOpen takes the database over: it claims an epoch above every epoch
-// this copy has seen and, if another claim won, claims again above the
+// this copy has seen and every epoch in the stream after the copy's
+// acknowledged offset and, if another claim won, claims again above the
 // winner's epoch, at most MaxClaimRounds times. Then it recovers.
 // Reference: chapter "Owning a database through its stream", section "The claim".
 func (db *DB) claimOpen(ctx context.Context) error {
+	above := uint64(0)
 	if db.fresh() {
 		// A new copy has seen no epoch yet: it rebuilds from the stream
 		// first, which also shows it the epochs already used there.
 		if err := db.catchUp(ctx); err != nil {
 			return err
 		}
+	} else {
+		// A copy that has seen the stream reads what came after it.
+		// A stream that forgot the producer accepts a claim at or below
+		// an epoch already used there, and that claim hands the old epoch
+		// back to its stale owner, whose next append then follows it.
+		recs, err := db.recordsSinceAck(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			above = max(above, r.E)
+		}
 	}
-	above := db.seen
+	db.mu.Lock()
+	above = max(above, db.seen)
+	db.mu.Unlock()
 	for round := 1; round <= MaxClaimRounds; round++ {
 		epoch := above + 1
 		res, won, err := db.claim(ctx, epoch, "open")
@@ -149,7 +165,9 @@ func (db *DB) catchUp(ctx context.Context) error {
 	}
 	db.trace(Event{Kind: "catch-up", Epoch: db.seen, Taken: m.taken})
 	db.ackOffset = next
-	return db.log.append(record{T: "ack", I: db.ackIndex, O: next})
+	// The ack record keeps the epochs read: an offline open that never
+	// won a claim goes live above them, even after a restart.
+	return db.log.append(record{T: "ack", E: db.read, I: db.ackIndex, O: next})
 }
 
 // recordsSinceAck is a leader read of the stream from the acknowledged
@@ -289,10 +307,10 @@ func (e *notFencedError) Error() string {
 // taken (and the local log is rewritten). If the rewrite fails, the copy is
 // left as it was. Call with mu held.
 func (db *DB) merge(recs []record) (m merged, err error) {
-	commits, cursor, seen := db.commits, db.ackIndex, db.seen
+	commits, cursor, seen, read := db.commits, db.ackIndex, db.seen, db.read
 	diverged := false
 	for _, r := range recs {
-		seen = max(seen, r.E)
+		seen, read = max(seen, r.E), max(read, r.E)
 		if r.T != "commit" || r.I <= cursor {
 			continue
 		}
@@ -323,7 +341,7 @@ func (db *DB) merge(recs []record) (m merged, err error) {
 			db.discards++
 		}
 	}
-	db.commits, db.ackIndex, db.seen = commits, cursor, seen
+	db.commits, db.ackIndex, db.seen, db.read = commits, cursor, seen, read
 	if diverged {
 		db.rebuild()
 	}
@@ -356,17 +374,19 @@ func (db *DB) logOf(commits []Commit, ackIndex uint64) []record {
 	}
 	recs = append(recs, record{T: "claim", E: db.ownMax})
 	recs = append(recs, record{T: "owner", E: db.epoch, I: ackIndex, O: db.ackOffset})
+	recs = append(recs, record{T: "ack", E: db.read, I: ackIndex, O: db.ackOffset})
 	return recs
 }
 
 // ANCHOR: unasked
 
 // claimUnasked is a claim nobody asked for: exactly one epoch above own,
-// the highest epoch this process owns on the stream, so any newer owner
-// beats it, and being beaten resets the database. It is not one above the
-// highest claim in the local log: a claim that never reached the stream
-// (its request lost) would lift this one above the claim of an owner that
-// opened meanwhile. Reference: chapter "Owning a database through its stream", section
+// the highest epoch this process owns on the stream (or, after the stream
+// forgot the producer and when going live, the highest epoch it read
+// there), so any newer owner beats it, and being beaten resets the
+// database. It is not one above the highest claim in the local log: a
+// claim that never reached the stream (its request lost) would lift this
+// one above the claim of an owner that opened meanwhile. Reference: chapter "Owning a database through its stream", section
 // "Claims the package makes on its own".
 func (db *DB) claimUnasked(ctx context.Context, reason string, own uint64) error {
 	epoch := own + 1
@@ -427,14 +447,32 @@ func (db *DB) claimForgotten(ctx context.Context) error {
 // read them (after a 412 the copy reads from the start of the new
 // history); before a claim of this open whose answer was lost, they were
 // there when this process took the database over, or that claim would
-// have lost. A record of another writer after that claim resets the
-// database as fenced (detail says why); otherwise it returns the highest
-// epoch of own and of the records, above which the next claim goes.
+// have lost. That holds only for a record below the claim's epoch: a
+// stream that forgot the producer takes a claim of any epoch, so a record
+// of another writer at the claim's epoch or above, before it, was not
+// fenced by it and may be an owner that opened meanwhile. A record of
+// another writer after the claim, or such a one before it, resets the
+// database as fenced (detail says why). Otherwise it returns the highest
+// epoch of own, of the records and of those the copy read on the stream
+// before (DB.read), above which the next claim goes: a claim at or below an
+// epoch already used there would be taken by a stream that forgot the
+// producer, and would hand that epoch back to its stale owner.
 func (db *DB) noNewsAfterOwnClaim(recs []record, own uint64, detail string) (uint64, error) {
+	db.mu.Lock()
+	top := max(own, db.read)
+	db.mu.Unlock()
+	for _, r := range recs {
+		top = max(top, r.E)
+	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
 		ours := r.N == db.nonce || (own > 0 && r.E == own)
 		if r.T == "claim" && r.W == db.id && ours {
+			for _, o := range recs[:i] {
+				if o.W != db.id && o.E >= r.E {
+					return top, db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: o.E, Detail: detail})
+				}
+			}
 			recs = recs[i+1:]
 			own = max(own, r.E)
 			break
@@ -442,18 +480,16 @@ func (db *DB) noNewsAfterOwnClaim(recs []record, own uint64, detail string) (uin
 	}
 	for _, r := range recs {
 		if r.W != db.id {
-			return own, db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: r.E, Detail: detail})
+			return top, db.reset(&ResetError{Kind: ResetFenced, Epoch: own, Current: r.E, Detail: detail})
 		}
-		// Our own claim whose answer was lost is on the stream: the next
-		// claim goes above it.
-		own = max(own, r.E)
 	}
-	return own, nil
+	return top, nil
 }
 
 // goLive ends an offline open. It reads the stream from where the copy was
-// acknowledged and claims only if no other copy has written or claimed after
-// this copy's last claim there. Otherwise the database resets: someone
+// acknowledged and claims, above every epoch its copy read on the stream,
+// only if no other copy has written or claimed after this copy's last claim
+// there. Otherwise the database resets: someone
 // opened it while this process was cut off, and a process returning from a
 // partition must not take it back.
 func (db *DB) goLive(ctx context.Context) error {
@@ -572,7 +608,7 @@ func (db *DB) acknowledge(b *batch, res AppendResult) error {
 		// A 204 names the stream's tail, not the end of this batch.
 		db.ackOffset = res.NextOffset
 	}
-	return db.log.append(record{T: "ack", I: db.ackIndex, O: db.ackOffset})
+	return db.log.append(record{T: "ack", E: db.read, I: db.ackIndex, O: db.ackOffset})
 }
 
 // shrink halves the batch size after a 413. A single commit the stream
@@ -725,7 +761,7 @@ func (db *DB) newHistory(ctx context.Context, res AppendResult) error {
 			db.inc = inc
 		}
 		db.ackOffset = startOffset // offsets of the old history mean nothing now
-		return db.log.append(record{T: "inc", X: db.inc}, record{T: "ack", I: db.ackIndex, O: startOffset})
+		return db.log.append(record{T: "inc", X: db.inc}, record{T: "ack", E: db.read, I: db.ackIndex, O: startOffset})
 	}
 	salvage, err := db.moveToSalvage()
 	e := &ResetError{Dir: db.dir, Kind: ResetNewHistory, Epoch: db.epoch, Salvage: salvage,

@@ -80,6 +80,7 @@ type DB struct {
 	epoch     uint64 // the epoch of this process's last won claim
 	ownMax    uint64 // highest epoch this copy claimed
 	seen      uint64 // highest epoch seen anywhere
+	read      uint64 // highest epoch of the stream records this copy read (kept in ack records)
 	seq       uint64 // last sequence number acknowledged in epoch
 	inc       string // incarnation token followed
 	live      bool   // false after an offline open (the stream was unreachable)
@@ -200,6 +201,7 @@ func (db *DB) replay(recs []record) error {
 			db.epoch, db.ackIndex, db.ackOffset = r.E, r.I, r.O
 		case "ack":
 			db.ackIndex, db.ackOffset = r.I, r.O
+			db.read, db.seen = max(db.read, r.E), max(db.seen, r.E)
 		case "inc":
 			db.inc = r.X
 		}
