@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -340,5 +341,109 @@ func TestInterruptDuringLongStage(t *testing.T) {
 				t.Errorf("previous site changed: %q, %v", got, err)
 			}
 		})
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a test reads while a process
+// writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestInterruptDuringLayout sends SIGINT while d2 lays out a figure that
+// takes it far longer than a second (a chain of 40 nodes with 80 random
+// labelled edges: dagre needs tens of seconds), once the build has said
+// it is drawing it. The build must end within a second or two with
+// status 130 and keep the previous site: the layout runs where the build
+// can abandon it.
+func TestInterruptDuringLayout(t *testing.T) {
+	var fig strings.Builder
+	const n = 40
+	for i := 0; i+1 < n; i++ {
+		fmt.Fprintf(&fig, "n%d -> n%d\n", i, i+1)
+	}
+	x := uint32(1)
+	for i := range 2 * n {
+		x = x*1664525 + 1013904223
+		a := int(x>>8) % n
+		x = x*1664525 + 1013904223
+		c := int(x>>8) % n
+		fmt.Fprintf(&fig, "n%d -> n%d: edge %d\n", a, c, i)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"go.mod":            "module example.com/fig\n\ngo 1.26\n",
+		"book/book.toml":    "[bookgen]\nfigure-timeout = \"10m\"\n",
+		"book/SUMMARY.md":   "# Summary\n\n- [Ch](ch.md)\n",
+		"book/ch.md":        "# Ch\n\n```d2\n" + fig.String() + "```\n",
+		"out/.bookgen-site": "",
+		"out/index.html":    "previous site",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bookgen(t), "build", "-o", "out")
+	cmd.Dir = dir
+	var e lockedBuffer
+	cmd.Stderr = &e
+	cmd.Stdout = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(e.String(), "drawing d2 figure at book/ch.md:3") {
+		select {
+		case err := <-waited:
+			t.Fatalf("bookgen build ended before it said it was drawing the figure: %v\n%s", err, e.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-waited
+			t.Fatalf("bookgen build never said it was drawing the figure:\n%s", e.String())
+		}
+	}
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-waited:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-waited
+		t.Fatalf("bookgen build still ran 5s after SIGINT during a layout; output: %s", e.String())
+	}
+	t.Logf("stopped %v after SIGINT", time.Since(start).Round(time.Millisecond))
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit: %v, want status 130; output: %s", err, e.String())
+	}
+	if !strings.Contains(e.String(), "bookgen: interrupted") {
+		t.Errorf("output = %q, want it to say the build was interrupted", e.String())
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "out", "index.html")); err != nil || string(got) != "previous site" {
+		t.Errorf("previous site changed: %q, %v", got, err)
 	}
 }
