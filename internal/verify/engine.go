@@ -114,7 +114,8 @@ func (v *verifier) runInEngine(ctx context.Context, engine jsEngine, prog *Progr
 	var outs []pageOutput
 	for _, run := range runs {
 		args := append([]string{engine.path, runner, prog.WasmExec, prog.Wasm, name}, run.Args...)
-		res, err := v.exec(ctx, Run{Args: args, Dir: v.root, Timeout: v.timeout, Machine: true})
+		timeout := v.pageTimeout(run)
+		res, err := v.exec(ctx, Run{Args: args, Dir: v.root, Timeout: timeout, Machine: true})
 		if err != nil {
 			if errors.Is(err, ErrStart) {
 				return nil, err
@@ -126,7 +127,7 @@ func (v *verifier) runInEngine(ctx context.Context, engine jsEngine, prog *Progr
 		case res.OutputLimited:
 			o.Failure = fmt.Sprintf("printed more than %d MiB", MaxOutput>>20)
 		case res.TimedOut:
-			o.Failure = "did not finish within " + fmtDuration(v.timeout)
+			o.Failure = "did not finish within " + fmtDuration(timeout)
 		case res.ExitCode == 125 || res.ExitCode < 0:
 			o.Failure = "could not run: " + firstLine(string(res.Stderr))
 		default:

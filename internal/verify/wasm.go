@@ -95,6 +95,18 @@ type pageRun struct {
 	Text     string   // the command as written ("go run ./examples/x -n 2")
 	Args     []string // the program's arguments (["-n", "2"])
 	Expected []string // the transcript's output lines
+	// Timeout is the block's timeout= (0: the book's timeout), the time
+	// the run in the JavaScript engine may take, as the run of go run.
+	Timeout time.Duration
+}
+
+// pageTimeout is the time run may take in the JavaScript engine: the
+// block's timeout=, else the book's.
+func (v *verifier) pageTimeout(run pageRun) time.Duration {
+	if run.Timeout > 0 {
+		return run.Timeout
+	}
+	return v.timeout
 }
 
 // Flag is one flag a program declares: flag.Bool("d2", false, "usage")
@@ -130,7 +142,7 @@ func (v *verifier) wasmJob(pkg string, runs []pageRun) job {
 			// Neither run.At (a prose edit above a transcript moves it)
 			// nor run.Expected (judged on every hit): only what the
 			// page runs.
-			parts = append(parts, run.Text, strings.Join(run.Args, "\x01"))
+			parts = append(parts, run.Text, strings.Join(run.Args, "\x01"), v.pageTimeout(run).String())
 		}
 		key, err := v.staticKey(ctx, "wasm", parts...)
 		if err != nil {
@@ -530,7 +542,14 @@ func programRuns(docs []*expand.Doc) ([]string, map[string][]pageRun) {
 				if _, seen := runs[p]; !seen {
 					out = append(out, p)
 				}
-				runs[p] = append(runs[p], pageRun{At: at(d, blk.LineNos[c.Line]), Text: c.Text, Args: args, Expected: c.Expected})
+				var timeout time.Duration
+				if t, ok := blk.Attrs["timeout"]; ok {
+					// A bad value is the transcript check's error.
+					if dur, err := time.ParseDuration(t); err == nil && dur > 0 {
+						timeout = dur
+					}
+				}
+				runs[p] = append(runs[p], pageRun{At: at(d, blk.LineNos[c.Line]), Text: c.Text, Args: args, Expected: c.Expected, Timeout: timeout})
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/expand"
@@ -35,7 +36,7 @@ func TestRunArgs(t *testing.T) {
 
 func TestProgramRuns(t *testing.T) {
 	md := "# C\n\n```console\n$ go run ./examples/a -n 2\nout\n$ go test ./examples/b\nok\n$ go run ./examples/c/\n$ go run x.go\n```\n\n" +
-		"```console ignore\n$ go run ./examples/d\n```\n\n```console\n$ go run ./examples/a\n```\n"
+		"```console ignore\n$ go run ./examples/d\n```\n\n```console timeout=3m\n$ go run ./examples/a\n```\n"
 	d := &expand.Doc{Chapter: &book.Item{Title: "C", Path: "c.md"}, Markdown: []byte(md)}
 	pkgs, runs := programRuns([]*expand.Doc{d})
 	if want := []string{"./examples/a", "./examples/c"}; !reflect.DeepEqual(pkgs, want) {
@@ -44,7 +45,7 @@ func TestProgramRuns(t *testing.T) {
 	want := map[string][]pageRun{
 		"./examples/a": {
 			{At: "book/c.md:4", Text: "go run ./examples/a -n 2", Args: []string{"-n", "2"}, Expected: []string{"out"}},
-			{At: "book/c.md:17", Text: "go run ./examples/a", Args: []string{}},
+			{At: "book/c.md:17", Text: "go run ./examples/a", Args: []string{}, Timeout: 3 * time.Minute},
 		},
 		"./examples/c": {{At: "book/c.md:8", Text: "go run ./examples/c/", Args: []string{}}},
 	}
