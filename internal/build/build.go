@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/bless"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
 	"github.com/ownership-book/ownership/internal/render"
@@ -332,6 +333,16 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand
 		return b, docs, nf, nil, err
 	}
 	rep, err := verify.Verify(ctx, b, all, opt.Verify)
+	if rep != nil && len(rep.Edits) > 0 && ctx.Err() == nil {
+		// verify decides what --bless rewrites; the build, which owns the
+		// book's files between builds, writes it.
+		blessed, errs := bless.Apply(b.Root, rep.Edits)
+		rep.Blessed = blessed
+		if len(errs) > 0 {
+			// Reported after verification's own problems.
+			err = append(diag.List(diag.All(err)), errs...)
+		}
+	}
 	if err != nil {
 		return b, docs, nf, rep, err
 	}

@@ -1,8 +1,6 @@
 package verify
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,61 +8,6 @@ import (
 	"github.com/ownership-book/ownership/internal/expand"
 	"github.com/ownership-book/ownership/internal/markdown"
 )
-
-func TestApplyBless(t *testing.T) {
-	root := t.TempDir()
-	writeFile(t, root, "book/t.txt", "$ go run ./a\nold a\n$ go run ./b\nold b1\nold b2\n")
-	if err := os.Chmod(filepath.Join(root, "book/t.txt"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	edits := []blessEdit{
-		{File: "book/t.txt", From: 2, To: 2, Lines: []string{"new a1", "new a2"}, Command: "go run ./a"},
-		{File: "book/t.txt", From: 4, To: 5, Lines: nil, Command: "go run ./b"},
-		// The same include blessed through a second chapter.
-		{File: "book/t.txt", From: 2, To: 2, Lines: []string{"new a1", "new a2"}, Command: "go run ./a"},
-	}
-	done, errs := applyBless(root, edits)
-	if len(errs) != 0 {
-		t.Fatalf("errors: %v", errs)
-	}
-	if got, want := readFile(t, root, "book/t.txt"), "$ go run ./a\nnew a1\nnew a2\n$ go run ./b\n"; got != want {
-		t.Errorf("file = %q, want %q", got, want)
-	}
-	if fi, _ := os.Stat(filepath.Join(root, "book/t.txt")); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode = %v, want 0600 kept", fi.Mode().Perm())
-	}
-	if want := "book/t.txt:2: go run ./a (1 lines -> 2 lines)\nbook/t.txt:4: go run ./b (2 lines -> 0 lines)"; strings.Join(done, "\n") != want {
-		t.Errorf("done = %q", done)
-	}
-	ents, _ := os.ReadDir(filepath.Join(root, "book"))
-	if len(ents) != 1 {
-		t.Errorf("temporary files left behind: %v", ents)
-	}
-
-	// Overlapping edits are refused and nothing is written.
-	before := readFile(t, root, "book/t.txt")
-	_, errs = applyBless(root, []blessEdit{
-		{File: "book/t.txt", From: 2, To: 3, Lines: []string{"x"}},
-		{File: "book/t.txt", From: 3, To: 3, Lines: []string{"y"}},
-	})
-	if len(errs) != 1 || readFile(t, root, "book/t.txt") != before {
-		t.Errorf("overlap: errs %v, file %q", errs, readFile(t, root, "book/t.txt"))
-	}
-}
-
-// TestApplyBlessKeepsCRLF checks that a transcript in a file with CRLF line
-// ends is rewritten with CRLF line ends.
-func TestApplyBlessKeepsCRLF(t *testing.T) {
-	root := t.TempDir()
-	writeFile(t, root, "book/ch.md", "```console\r\n$ go run ./a\r\nold\r\n```\r\n")
-	_, errs := applyBless(root, []blessEdit{{File: "book/ch.md", From: 3, To: 3, Lines: []string{"new 1", "new 2"}, Command: "go run ./a"}})
-	if len(errs) != 0 {
-		t.Fatalf("errors: %v", errs)
-	}
-	if got, want := readFile(t, root, "book/ch.md"), "```console\r\n$ go run ./a\r\nnew 1\r\nnew 2\r\n```\r\n"; got != want {
-		t.Errorf("file = %q, want %q", got, want)
-	}
-}
 
 func TestBlessForRefusesScatteredTranscripts(t *testing.T) {
 	d := &expand.Doc{Chapter: &book.Item{Path: "ch.md"}, Origins: []expand.Origin{
@@ -82,5 +25,31 @@ func TestBlessForRefusesScatteredTranscripts(t *testing.T) {
 	e, err := blessFor(d, blk, cmds[0], []string{"new", ""})
 	if err != nil || e.File != "book/ch.md" || e.From != 3 || e.To != 3 || strings.Join(e.Lines, "|") != "new|" {
 		t.Errorf("edit = %+v, %v", e, err)
+	}
+}
+
+// TestVerifyWritesNoChapter checks that Verify with Bless decides the
+// edits and writes none: the chapter is as it was, and the report holds
+// the edit that bless.Apply would make.
+func TestVerifyWritesNoChapter(t *testing.T) {
+	chapter := "```console\n$ go run ./examples/greet/hello\nold\n```\n"
+	root := fixture(t, chapter, nil)
+	b, err := book.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := expand.All(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Verify(t.Context(), b, docs, Options{Bless: true, CacheDir: sharedCache})
+	if err != nil {
+		t.Fatalf("Verify with Bless: %v", err)
+	}
+	if got := readFile(t, root, "book/ch.md"); got != chapter {
+		t.Errorf("Verify rewrote the chapter: %q", got)
+	}
+	if len(rep.Edits) != 1 || rep.Edits[0].File != "book/ch.md" || rep.Edits[0].From != 3 || rep.Edits[0].To != 3 || len(rep.Edits[0].Lines) != 4 {
+		t.Errorf("edits = %+v, want one replacing book/ch.md:3 with 4 lines", rep.Edits)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ownership-book/ownership/internal/atomicfile"
 )
 
 // The cache. A check's entry is found by a name derived from what does not
@@ -118,24 +119,10 @@ func (c *cache) store(e *entry) error {
 	return writeAtomic(c.path(e.Key), data, 0o644)
 }
 
-// writeAtomic writes data to a temporary file beside name and renames it
-// over name, so a reader sees the old or the new content, never a part.
+// writeAtomic writes data so that a reader sees the old or the new
+// content, never a part (atomicfile.Write).
 func writeAtomic(name string, data []byte, perm fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(f.Name(), perm)); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), name); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(name, data, perm)
 }
 
 // newManifest records go.mod, go.sum, every regular file directly in each

@@ -82,7 +82,7 @@ func TestFigureRunBless(t *testing.T) {
 	chapter := "# Chapter\n\n- The run:\n\n  ```d2 run=\"go run ./examples/greet/figure\"\n  old\n  ```\n\nDone.\n"
 	root := fixture(t, chapter, figureExtra)
 	cache := sharedCache
-	rep, err := verifyRoot(t, root, Options{Bless: true, CacheDir: cache})
+	_, blessed, err := blessRoot(t, root, Options{CacheDir: cache})
 	if err != nil {
 		t.Fatalf("Verify with Bless: %v", err)
 	}
@@ -91,8 +91,8 @@ func TestFigureRunBless(t *testing.T) {
 	if got := readFile(t, root, "book/ch.md"); got != want {
 		t.Errorf("blessed chapter:\n%s\nwant:\n%s", got, want)
 	}
-	if len(rep.Blessed) != 1 || !strings.HasPrefix(rep.Blessed[0], "book/ch.md:6: go run ./examples/greet/figure (1 lines -> 3 lines)") {
-		t.Errorf("Blessed = %q", rep.Blessed)
+	if len(blessed) != 1 || !strings.HasPrefix(blessed[0], "book/ch.md:6: go run ./examples/greet/figure (1 lines -> 3 lines)") {
+		t.Errorf("Blessed = %q", blessed)
 	}
 	if _, err := verifyRoot(t, root, Options{CacheDir: cache}); err != nil {
 		t.Fatalf("Verify after blessing: %v", err)

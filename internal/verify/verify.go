@@ -60,6 +60,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ownership-book/ownership/internal/bless"
 	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/diag"
 	"github.com/ownership-book/ownership/internal/expand"
@@ -136,8 +137,13 @@ type Report struct {
 	// Blocks holds the verdict on every fenced code block of every
 	// chapter, in reading order (see BlockVerdict): what render may show.
 	Blocks []BlockVerdict
-	// Blessed lists the transcript outputs rewritten by Options.Bless, as
-	// "book/ch.md:12-15: go run ./examples/x".
+	// Edits are, with Options.Bless, the transcripts whose output differs
+	// from what the chapter shows, each as the edit that makes the chapter
+	// show it, in reading order. Verify writes none: bless.Apply does.
+	Edits []bless.Edit
+	// Blessed is set by whoever applies Edits (the build): each rewritten
+	// transcript, as "book/ch.md:12: go run ./examples/x (1 lines -> 4
+	// lines)".
 	Blessed []string
 	// Claims lists every link naming a claim's check, in reading order,
 	// with whether its check passed (see claims.go).
@@ -296,7 +302,6 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	v.noteClaimFailures(claims, settled)
 	settled = append(settled, settleMutants(claims, results)...)
 	rep.Claims = claims
-	var edits []blessEdit
 	for _, r := range results {
 		for _, c := range r.checks {
 			rep.Checks = append(rep.Checks, c)
@@ -307,17 +312,12 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 			}
 		}
 		errs = append(errs, r.errs...)
-		edits = append(edits, r.edits...)
+		rep.Edits = append(rep.Edits, r.edits...)
 		if r.program != nil {
 			rep.Programs = append(rep.Programs, *r.program)
 		}
 	}
 	errs = append(errs, settled...)
-	if len(edits) > 0 {
-		blessed, err := applyBless(b.Root, edits)
-		rep.Blessed = blessed
-		errs = append(errs, err...)
-	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
@@ -435,7 +435,7 @@ type job func(ctx context.Context) jobResult
 type jobResult struct {
 	checks  []Check
 	errs    []*diag.Error
-	edits   []blessEdit
+	edits   []bless.Edit
 	tests   *pkgTests      // a package test's outcomes, for claims
 	program *Program       // a wasm check's outcome
 	mutant  *mutantOutcome // a mutant run's outcome (mutants.go)
