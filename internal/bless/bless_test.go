@@ -81,4 +81,3 @@ func TestApplyBlessKeepsCRLF(t *testing.T) {
 		t.Errorf("file = %q, want %q", got, want)
 	}
 }
-
