@@ -88,6 +88,31 @@ type Result struct {
 	Warnings []*diag.Error
 }
 
+// KeepWarm makes the builds that share opt keep, between one build and
+// the next, everything a later build can reuse (bookgen serve): the
+// chapter files read (book.Cache), the expanded chapters (expand.Cache),
+// the parsed Go fragments (verify.FragmentCache), the rendered chapters
+// (render.Cache) and the site's files (site.Incremental). A cache already
+// set is kept. The build owns these: its caller says only that builds
+// follow one another.
+func (opt *Options) KeepWarm() {
+	if opt.Loads == nil {
+		opt.Loads = &book.Cache{}
+	}
+	if opt.Expands == nil {
+		opt.Expands = &expand.Cache{}
+	}
+	if opt.Verify.Fragments == nil {
+		opt.Verify.Fragments = &verify.FragmentCache{}
+	}
+	if opt.Renders == nil {
+		opt.Renders = &render.Cache{}
+	}
+	if opt.Incremental == nil {
+		opt.Incremental = &site.Incremental{}
+	}
+}
+
 // Stylesheet returns the site path of the book's content-hashed stylesheet
 // ("assets/book.3f2a9c1e.css"), "" when no site was written.
 func (r *Result) Stylesheet() string {

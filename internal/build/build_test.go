@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/render"
 	"github.com/ownership-book/ownership/internal/site"
 	"github.com/ownership-book/ownership/internal/verify"
 )
@@ -531,5 +532,19 @@ func TestNotFoundPageIsVerified(t *testing.T) {
 	writeFiles(t, root, map[string]string{"src/404.md": "# Lost\n\n```console transcript\n$ go run ./examples/hello\nhello\n```\n"})
 	if _, err := Test(t.Context(), opt); err == nil || !strings.HasPrefix(err.Error(), "src/404.md:4: $ go run ./examples/hello") {
 		t.Errorf("Test: %v; want the 404 page's transcript checked at src/404.md:4", err)
+	}
+}
+
+// TestKeepWarm checks that KeepWarm gives a build every cache a later
+// build can reuse and keeps one already set.
+func TestKeepWarm(t *testing.T) {
+	mine := &render.Cache{}
+	opt := Options{Renders: mine}
+	opt.KeepWarm()
+	if opt.Loads == nil || opt.Expands == nil || opt.Verify.Fragments == nil || opt.Incremental == nil {
+		t.Errorf("KeepWarm left a cache unset: %+v", opt)
+	}
+	if opt.Renders != mine {
+		t.Error("KeepWarm replaced a cache already set")
 	}
 }

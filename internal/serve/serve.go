@@ -46,12 +46,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ownership-book/ownership/internal/book"
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
-	"github.com/ownership-book/ownership/internal/expand"
-	"github.com/ownership-book/ownership/internal/render"
-	"github.com/ownership-book/ownership/internal/site"
 	"github.com/ownership-book/ownership/internal/verify"
 )
 
@@ -111,27 +107,8 @@ func Run(ctx context.Context, ln net.Listener, opt Options) error {
 	// The site is served at the root of ln's address, whatever path
 	// book.toml's site-url has: 404.html must refer to "/".
 	opt.Build.ServedAtRoot = true
-	if opt.Build.Verify.Fragments == nil {
-		// Parse only the Go fragments that changed.
-		opt.Build.Verify.Fragments = &verify.FragmentCache{}
-	}
-	if opt.Build.Loads == nil {
-		// Read only the chapter files that changed.
-		opt.Build.Loads = &book.Cache{}
-	}
-	if opt.Build.Expands == nil {
-		// Expand only the chapters whose text or included files changed.
-		opt.Build.Expands = &expand.Cache{}
-	}
-	if opt.Build.Renders == nil {
-		// Rebuild only what changed: unchanged chapters are not rendered
-		// again (verification has its own cache on disk).
-		opt.Build.Renders = &render.Cache{}
-	}
-	if opt.Build.Incremental == nil {
-		// ... and write only the files that changed.
-		opt.Build.Incremental = &site.Incremental{}
-	}
+	// Builds follow one another: each reuses what the last one did.
+	opt.Build.KeepWarm()
 	s := &server{opt: opt, out: opt.Build.OutDir(), clients: map[*client]bool{}, nonce: time.Now().UnixNano()}
 	// Progress goes to the terminal (unless -v logs every check) and to
 	// the open tabs.
