@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ownership-book/ownership/internal/atomicfile"
 	"github.com/ownership-book/ownership/internal/build"
 	"github.com/ownership-book/ownership/internal/diag"
 )
@@ -33,7 +34,9 @@ func fakeBuild(_ context.Context, opt build.Options) (*build.Result, error) {
 		return nil, err
 	}
 	page := "<html><body><p>" + string(src) + "</p></body></html>"
-	return &build.Result{Pages: 1}, os.WriteFile(filepath.Join(out, "index.html"), []byte(page), 0o644)
+	// Atomically, as the real build swaps its site in: the test reads the
+	// page while the next build writes it.
+	return &build.Result{Pages: 1}, atomicfile.Write(filepath.Join(out, "index.html"), []byte(page), 0o644)
 }
 
 type sse struct {
