@@ -167,7 +167,8 @@ func measureOverflow(tb *tab) overflow {
 
 // layoutWidths are the windows every page of the book must fit: a laptop
 // (1280 × 900, the sidebar and the page's contents beside the text) and a
-// phone (390 × 844, an iPhone 12 to 15, at device scale 3).
+// phone (390 × 844, an iPhone 12 to 15, at device scale 3) and a small
+// one (360 × 780, many Android phones).
 var layoutWidths = []struct {
 	name          string
 	width, height int64
@@ -175,11 +176,12 @@ var layoutWidths = []struct {
 }{
 	{"desktop", 1280, 900, false},
 	{"phone", 390, 844, true},
+	{"small phone", 360, 780, true},
 }
 
 // TestNoSidewaysScrollRealBook opens every page of the real book's built
 // site (chapters, print.html, 404.html and bookgen's manual) at a 1280px
-// window and on a 390px phone, in the light and the dark theme, and
+// window and on 390px and 360px phones, in the light and the dark theme, and
 // fails for each page whose document scrolls sideways
 // (document.scrollingElement.scrollWidth above its clientWidth), naming
 // the page and the elements that reach past the viewport. It then prints

@@ -91,7 +91,9 @@ func drawD2(w io.Writer) error {
 		"(d)": "(d) term 5, rule off",
 		"(e)": "(e) term 4, rule on",
 	}
-	fmt.Fprintln(w, "grid-columns: 5")
+	// Three steps to a row: five side by side are too wide for a
+	// page's column with labels still legible.
+	fmt.Fprintln(w, "grid-columns: 3")
 	fmt.Fprintln(w, "grid-gap: 16")
 	for i, st := range steps {
 		fmt.Fprintf(w, "step%d: \"%s\" {\n", i, titles[st.Label])
