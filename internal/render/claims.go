@@ -207,8 +207,10 @@ func (r *Renderer) checksTable(chPath string) []string {
 			}
 		}
 		c := all[i]
+		// A claim's text may hold the typographer's entities
+		// ("&rsquo;"): the table shows the characters.
 		out = append(out, fmt.Sprintf("| %s | [%s](%s#%s) | %s | %s | %s |",
-			escapeMarkdown(c.Text), escapeMarkdown(c.ChapterTitle), relPath(dir, r.book.RepoPath(c.Chapter)), c.ID,
+			escapeMarkdown(html.UnescapeString(c.Text)), escapeMarkdown(c.ChapterTitle), relPath(dir, r.book.RepoPath(c.Chapter)), c.ID,
 			strings.Join(checks, " "), strings.Join(pkgs, " "), r.checksTableMutants(dir, all[i:j])))
 		i = j
 	}

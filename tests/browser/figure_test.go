@@ -444,7 +444,7 @@ func TestFiguresRealBook(t *testing.T) {
 			case scrolls && (f.Overflow != "auto" && f.Overflow != "scroll"):
 				t.Errorf("%s at 360px: drawn %.0fpx in a %.0fpx box that does not scroll (overflow-x %s)", name(p, f), f.Drawn, f.BoxClient, f.Overflow)
 			case scrolls && !f.Cue:
-				t.Errorf("%s at 360px: its box scrolls sideways (%.0fpx in %.0fpx) with no cue shown under it", name(p, f), f.BoxScroll, f.BoxClient)
+				t.Errorf("%s at 360px: its box scrolls sideways (%.0fpx in %.0fpx) with no cue shown above it", name(p, f), f.BoxScroll, f.BoxClient)
 			case !scrolls && f.Cue:
 				t.Errorf("%s at 360px: it fits its box (%.0fpx in %.0fpx) but the scroll cue is shown", name(p, f), f.Drawn, f.BoxClient)
 			}
