@@ -213,6 +213,25 @@ func TestNoSidewaysScrollRealBook(t *testing.T) {
 			}
 		}
 	}
+	// Words hidden for the eye at the end of a row of a table that
+	// scrolls sideways (a passing check's "(check passed in this
+	// build)") do not widen the page.
+	tb.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(3)))
+	tb.navigate(srv.URL + "/index.html")
+	tb.do(chromedp.Evaluate[chromedp.Void](`(function () {
+		var t = document.createElement("table"), td = document.createElement("td"), tr = document.createElement("tr");
+		var code = document.createElement("code"), hid = document.createElement("span");
+		code.textContent = "x".repeat(200); td.style.whiteSpace = "nowrap";
+		hid.className = "visually-hidden"; hid.textContent = " (check passed in this build)";
+		td.append(code, hid); tr.append(td); t.append(tr);
+		document.querySelector(".chapter").append(t);
+	})()`))
+	if o := measureOverflow(tb); o.Scroll > o.Viewport {
+		t.Errorf("a table scrolling sideways with hidden words at its end widens the page to %.0fpx at 390px: %s", o.Scroll, o)
+	} else if w := eval[float64](tb, `document.querySelector(".chapter table:last-child").scrollWidth`); w < 800 {
+		t.Errorf("the test's table is %.0fpx wide, not wider than the screen: it tests nothing", w)
+	}
+
 	// Print: an A4 page at 96 dpi is 794px wide; Chromium's default
 	// margins (1cm) leave 718px.
 	tb.do(chromedp.EmulateViewport(718, 1000))
@@ -222,6 +241,17 @@ func TestNoSidewaysScrollRealBook(t *testing.T) {
 		tb.navigate(srv.URL + p)
 		if o := measureOverflow(tb); o.Scroll > o.Viewport {
 			t.Errorf("%s printed (718px column): the page is %.0fpx wide; widest: %s", p, o.Scroll, o)
+		}
+		// Paper does not scroll: a box that would scroll sideways on
+		// screen cuts its content off in print.
+		cut := eval[[]string](tb, `Array.prototype.filter.call(document.body.getElementsByTagName("*"), function (e) {
+			var o = getComputedStyle(e).overflowX;
+			return o !== "visible" && o !== "clip" && e.scrollWidth > e.clientWidth + 1 && e.getClientRects().length > 0 && !e.closest(".visually-hidden");
+		}).slice(0, 5).map(function (e) {
+			return "<" + e.tagName.toLowerCase() + " class=\"" + (e.getAttribute("class") || "") + "\"> " + e.scrollWidth + "px in " + e.clientWidth + "px (" + e.textContent.replace(/\s+/g, " ").trim().slice(0, 50) + ")";
+		})`)
+		for _, c := range cut {
+			t.Errorf("%s printed (718px column): a box cuts its content off: %s", p, c)
 		}
 	}
 	tb.do(chromedp.EmulateViewport(1280, 900))
