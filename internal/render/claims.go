@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"hash"
+	"html"
 	"path"
 	"strings"
+	"unicode"
 
 	"github.com/yuin/goldmark/ast"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/util"
 
@@ -204,8 +207,10 @@ func (r *Renderer) checksTable(chPath string) []string {
 			}
 		}
 		c := all[i]
+		// A claim's text may hold the typographer's entities
+		// ("&rsquo;"): the table shows the characters.
 		out = append(out, fmt.Sprintf("| %s | [%s](%s#%s) | %s | %s | %s |",
-			escapeMarkdown(c.Text), escapeMarkdown(c.ChapterTitle), relPath(dir, r.book.RepoPath(c.Chapter)), c.ID,
+			escapeMarkdown(html.UnescapeString(c.Text)), escapeMarkdown(c.ChapterTitle), relPath(dir, r.book.RepoPath(c.Chapter)), c.ID,
 			strings.Join(checks, " "), strings.Join(pkgs, " "), r.checksTableMutants(dir, all[i:j])))
 		i = j
 	}
@@ -253,4 +258,85 @@ func linkStart(l *ast.Link) int {
 		return blockStart(l)
 	}
 	return off
+}
+
+// ChecksTableClass is the class of the table of checks' <table>: the
+// theme lays it out for reading (wrapping names, a sticky header, a card
+// per claim on a phone) instead of as a generic table.
+const ChecksTableClass = "checks-table"
+
+// markChecksTable gives the generated table of checks (nodes holds it and
+// the code spans of its cells) its class, and turns each code span into a
+// breakableCode, whose name may wrap.
+func markChecksTable(nodes []ast.Node) {
+	for _, n := range nodes {
+		switch n := n.(type) {
+		case *east.Table:
+			n.SetAttributeString("class", []byte(ChecksTableClass))
+		case *ast.CodeSpan:
+			b := &breakableCode{}
+			for c := n.FirstChild(); c != nil; {
+				next := c.NextSibling()
+				b.AppendChild(b, c) // moves c: the text stays for search
+				c = next
+			}
+			n.Parent().ReplaceChild(n.Parent(), n, b)
+		}
+	}
+}
+
+// kindBreakableCode is the node kind of a code span of the table of checks.
+var kindBreakableCode = ast.NewNodeKind("BreakableCode")
+
+// breakableCode is a code span (its children are the span's *ast.Text)
+// written with a <wbr> where a Go name or path may break: after "/" and
+// "_", and before a capital that follows a lower-case letter or digit
+// ("TestFence<wbr>Rejects<wbr>Stale", "examples/<wbr>stream/<wbr>owner").
+// <wbr> is no character, so a copied name is the name.
+type breakableCode struct {
+	ast.BaseInline
+}
+
+func (n *breakableCode) Kind() ast.NodeKind { return kindBreakableCode }
+
+func (n *breakableCode) Dump(src []byte, level int) { ast.DumpHelper(n, src, level, nil, nil) }
+
+// wordBreaks returns s, HTML-escaped, with <wbr> where breakableCode
+// allows a break.
+func wordBreaks(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i, c := range rs {
+		if i > 0 && unicode.IsUpper(c) && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])) {
+			b.WriteString("<wbr>")
+		}
+		b.WriteString(html.EscapeString(string(c)))
+		if (c == '/' || c == '_') && i < len(rs)-1 {
+			b.WriteString("<wbr>")
+		}
+	}
+	return b.String()
+}
+
+// checksTableRenderer renders breakableCode nodes.
+type checksTableRenderer struct{}
+
+func (checksTableRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(kindBreakableCode, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		var text strings.Builder
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			if t, ok := c.(*ast.Text); ok {
+				v := t.Segment.Value(src)
+				text.Write(bytes.TrimSuffix(v, []byte("\n")))
+				if bytes.HasSuffix(v, []byte("\n")) {
+					text.WriteByte(' ')
+				}
+			}
+		}
+		_, _ = w.WriteString("<code>" + wordBreaks(text.String()) + "</code>")
+		return ast.WalkSkipChildren, nil
+	})
 }

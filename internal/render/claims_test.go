@@ -64,7 +64,7 @@ func TestClaimLinksAndTable(t *testing.T) {
 			Target: "examples/stream/state_test.go", Func: "TestA", Package: "./examples/stream", StartLine: 5, EndLine: 9, Passed: true},
 		{File: "book/ownership.md", Line: 3, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestB", Text: "Epochs | rise.",
 			Target: "examples/stream/state_test.go", Func: "TestB", Package: "./examples/stream", StartLine: 11, EndLine: 12, Passed: true},
-		{File: "book/ownership.md", Line: 4, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestA-2", Text: "Again.",
+		{File: "book/ownership.md", Line: 4, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestA-2", Text: "Again, the record&rsquo;s.",
 			Target: "examples/stream/state_test.go", Func: "TestA", Package: "./examples/stream", StartLine: 5, EndLine: 9, Passed: true},
 	}
 	r := New(b)
@@ -93,8 +93,13 @@ func TestClaimLinksAndTable(t *testing.T) {
 		`<td>Epochs | rise.</td>`,
 		`<a href="../ownership.html#check-TestA">Ownership</a>`,
 		`<a href="../ownership.html#check-TestA-2">Ownership</a>`,
-		`<code>TestA</code><span class="check-badge"`,
-		`<code>TestB</code><span class="check-badge"`,
+		`<table class="checks-table">`,
+		`<td>Again, the record’s.</td>`, // the typographer's entity, decoded once
+		// names break after / and _ and before an inner capital,
+		// with no character a copy would keep
+		`<code>Test<wbr>A</code><span class="check-badge"`,
+		`<code>Test<wbr>B</code><span class="check-badge"`,
+		`<td><code>examples/<wbr>stream</code></td>`,
 		`<span class="cl">{{#checks}}`, // in a code block: left alone
 	} {
 		if !strings.Contains(html, want) {
@@ -103,6 +108,9 @@ func TestClaimLinksAndTable(t *testing.T) {
 	}
 	if strings.Contains(html, `id="check-`) {
 		t.Errorf("the table's links have ids:\n%s", html)
+	}
+	if strings.Count(html, `class="checks-table"`) != 1 {
+		t.Errorf("want one table of checks with its class:\n%s", html)
 	}
 	if len(deep.Links) != 2 || deep.Links[0].Target != "ownership.md" || deep.Links[0].Fragment != "check-TestA" {
 		t.Errorf("links to check: %+v", deep.Links)
@@ -127,5 +135,24 @@ func TestRequireMutantsOnlyForVerifiedClaims(t *testing.T) {
 	_, err := r.Render(doc(b, 1, md))
 	if err == nil || !strings.Contains(err.Error(), "claim TestA names no mutant that its check kills") {
 		t.Errorf("render with a verified claim and no mutant: %v, want the require-mutants error", err)
+	}
+}
+
+// TestWordBreaks: a check's or package's name may break after "/" and
+// "_" and before a capital that ends a lower-case run or a number, and
+// nowhere inside an upper-case run (HTTP, ID).
+func TestWordBreaks(t *testing.T) {
+	for in, want := range map[string]string{
+		"TestFenceRejectsStale":      "Test<wbr>Fence<wbr>Rejects<wbr>Stale",
+		"examples/stream/owner":      "examples/<wbr>stream/<wbr>owner",
+		"TestHTTPServer/stale_epoch": "Test<wbr>HTTPServer/<wbr>stale_<wbr>epoch",
+		"Test2Voters":                "Test2<wbr>Voters",
+		"a<b>":                       "a&lt;b&gt;",
+		"trailing/":                  "trailing/",
+		"":                           "",
+	} {
+		if got := wordBreaks(in); got != want {
+			t.Errorf("wordBreaks(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -91,14 +91,19 @@ func figureOf(n ast.Node) *Figure {
 
 // writeFigure writes a drawn figure:
 //
-//	<figure class="figure figure-d2 fig-w800"><svg …>…</svg>[<figcaption>…</figcaption>]</figure>
+//	<figure class="figure figure-d2 fig-min-560"><div class="figure-cue" aria-hidden="true"></div><div class="figure-box"><svg …>…</svg></div>[<figcaption>…</figcaption>]</figure>
+//
+// The box scrolls sideways when the column is narrower than the figure's
+// smallest legible width (minWidthClass); the cue above it, shown by
+// FigureCSS only then, says so where the reader starts the figure.
 func writeFigure(w util.BufWriter, n ast.Node, lang string, fig *Figure) {
 	class := "figure figure-" + lang
-	if wc := widthClass(fig.Width); wc != "" {
+	if wc := minWidthClass(fig.Width, labelSize(lang, fig.SVG)); wc != "" {
 		class += " " + wc
 	}
-	_, _ = w.WriteString(`<figure class="` + class + `">`)
+	_, _ = w.WriteString(`<figure class="` + class + `"><div class="figure-cue" aria-hidden="true"></div><div class="figure-box">`)
 	_, _ = w.Write(fig.SVG)
+	_, _ = w.WriteString(`</div>`)
 	if c := attrString(n, attrCaption); c != "" {
 		_, _ = w.WriteString(`<figcaption>` + html.EscapeString(c) + `</figcaption>`)
 	}

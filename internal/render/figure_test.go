@@ -166,10 +166,11 @@ func TestFigurePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := string(pg.HTML)
-	if !strings.Contains(h, `<figure class="figure figure-d2 fig-w500"><svg `) || strings.Contains(h, "code-block") {
+	// 471px wide, 16px labels: scaled to 11px labels at 340px at the least.
+	if !strings.Contains(h, `<figure class="figure figure-d2 fig-min-340"><div class="figure-cue" aria-hidden="true"></div><div class="figure-box"><svg `) || strings.Contains(h, "code-block") {
 		t.Errorf("page is not a figure:\n%.300s", h)
 	}
-	if !strings.Contains(h, "<figcaption>A takeover</figcaption></figure>") {
+	if !strings.Contains(h, `</svg></div><figcaption>A takeover</figcaption></figure>`) {
 		t.Error("no caption")
 	}
 	text := pg.Sections[0].Text
@@ -237,7 +238,8 @@ func contrast(a, b string) float64 {
 // TestFigureContrast checks WCAG AA contrast (4.5:1, WCAG 2.1 success
 // criterion 1.4.3) in both themes for the colours d2 puts text in on the
 // fills it puts text on: labels (N1) on shape fills (B3 to B6, N5 to N7)
-// and edge labels (N2) on the background (N7); lines (B1, B2) reach 3:1
+// and edge labels (N2) on the background (N7) and on the fills of the
+// containers they cross (B3 to B6, N5, N6); lines (B1, B2) reach 3:1
 // on the background (criterion 1.4.11, non-text contrast).
 func TestFigureContrast(t *testing.T) {
 	p := palette()
@@ -248,8 +250,13 @@ func TestFigureContrast(t *testing.T) {
 				t.Errorf("%s: N1 text on %s: %.2f:1", name, fill, r)
 			}
 		}
-		if r := contrast(p["N2"][theme], p["N7"][theme]); r < 4.5 {
-			t.Errorf("%s: N2 edge label on N7: %.2f:1", name, r)
+		// Edge labels (N2) sit on the background and, in a
+		// container or a sequence diagram's span, on its fill (the
+		// book's stream, service and zombie figures).
+		for _, fill := range []string{"B3", "B4", "B5", "B6", "N5", "N6", "N7"} {
+			if r := contrast(p["N2"][theme], p[fill][theme]); r < 4.5 {
+				t.Errorf("%s: N2 edge label on %s: %.2f:1", name, fill, r)
+			}
 		}
 		for _, line := range []string{"B1", "B2"} {
 			if r := contrast(p[line][theme], p["N7"][theme]); r < 3 {
@@ -452,5 +459,45 @@ func TestFigureColoursFollowTheTheme(t *testing.T) {
 	}
 	if !ok {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestMinWidthClass: a figure is scaled down at most until its smallest
+// label is FigureTextMin pixels, its width rounded up to the class step;
+// a figure whose labels are smaller is not scaled; a small one gets no
+// class; a huge one stops at the largest class.
+func TestMinWidthClass(t *testing.T) {
+	for _, c := range []struct {
+		w    int
+		font float64
+		want string
+	}{
+		{1421, 16, "fig-min-980"}, // 1421 × 11/16 = 976.9
+		{800, 16, "fig-min-560"},  // 550
+		{471, 16, "fig-min-340"},  // 323.8
+		{800, 22, "fig-min-400"},  // exactly 400
+		{600, 10, "fig-min-600"},  // labels under 11px: never smaller
+		{610, 10, "fig-min-600"},  // ... rounded down, not above its width
+		{90, 16, ""},
+		{9000, 16, "fig-min-2000"},
+	} {
+		if got := minWidthClass(c.w, c.font); got != c.want {
+			t.Errorf("minWidthClass(%d, %v) = %q, want %q", c.w, c.font, got, c.want)
+		}
+	}
+	if got := labelSize(FigureD2, []byte(`<text font-size="28">T</text><text font-size="16">l</text>`)); got != 16 {
+		t.Errorf("labelSize = %v, want the smallest, 16", got)
+	}
+	if got := labelSize(FigureGoat, []byte(`<text>x</text>`)); got != goatTextSize {
+		t.Errorf("goat labelSize = %v, want %v", got, goatTextSize)
+	}
+	css := string(FigureCSS())
+	for _, want := range []string{
+		".figure.fig-min-980 svg { min-width: 980px; }",
+		"@container figure (width < 980px) { .fig-min-980 .figure-cue { display: block; } }",
+	} {
+		if !strings.Contains(css, want) {
+			t.Errorf("FigureCSS lacks %s", want)
+		}
 	}
 }

@@ -2,7 +2,10 @@ package render
 
 import (
 	"fmt"
+	"math"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -33,6 +36,10 @@ func palette() figurePalette {
 		// nearest entry (mapColours): pale hues d2's theme lacks
 		"OR4": "#fbe3c2", "GR4": "#d3f0d8", "RD4": "#fbd5d5", "YE4": "#fbf1c2", "PU4": "#e6dbfb",
 	}
+	// d2's N2 (#676c7e), the colour of edge labels, reaches only 4.0:1
+	// on N5 and 4.3:1 on B3/B4, the fills of the containers and spans
+	// those labels cross; a darker grey of the same hue keeps 4.5:1.
+	light["N2"] = "#555a6a"
 	dark := map[string]string{
 		// neutrals: text, muted text, ..., background
 		"N1": "#e6edf3", "N2": "#b1bac4", "N3": "#8b949e", "N4": "#484f58",
@@ -60,8 +67,9 @@ var (
 // custom properties (--fig-N1 ...) whose values change with the page's theme
 // ([data-theme=dark], or prefers-color-scheme: dark when the page sets no
 // theme), the fonts d2 measured the labels with, goat's text, and a figure's
-// box: at most the column's width, scaled down on a narrow screen to no less
-// than 60% of its natural width, beyond which its box scrolls sideways.
+// box: at most the column's width, scaled down on a narrow screen only as
+// far as its smallest label stays FigureTextMin pixels, beyond which its box
+// scrolls sideways and a cue under it says so; on paper, the page's width.
 // The result is the same on every call.
 func FigureCSS() []byte {
 	figCSSOnce.Do(func() {
@@ -92,8 +100,12 @@ func FigureCSS() []byte {
 			fmt.Fprintf(&b, ".figure .stroke-%s { stroke: var(--fig-%s); }\n", k, k)
 			fmt.Fprintf(&b, ".figure .color-%s { color: var(--fig-%s); }\n", k, k)
 		}
-		b.WriteString(`.figure { margin: 0 0 1.15em; max-width: 100%; overflow-x: auto; text-align: center; }
-.figure > svg { display: inline-block; max-width: 100%; height: auto; vertical-align: top; }
+		b.WriteString(`.figure { margin: 0 0 1.15em; max-width: 100%; text-align: center; container: figure / inline-size; }
+.figure-box { max-width: 100%; overflow-x: auto; }
+.figure-box > svg { display: inline-block; max-width: 100%; height: auto; vertical-align: top; }
+@media screen and (min-width: 900px) { .chapter .figure { max-width: none; margin-left: -2rem; margin-right: -2rem; } }
+.figure-cue { display: none; margin-bottom: 0.3em; color: var(--muted); font-size: 0.8125rem; text-align: right; }
+.figure-cue::before { content: "scroll sideways for the whole figure \2192"; }
 .figure figcaption { margin-top: 0.4em; color: var(--muted); font-size: 0.9rem; text-align: center; }
 .figure-d2 svg text { font-family: "bookgen d2 sans", var(--font-body); }
 .figure-d2 .text-bold { font-weight: 700; }
@@ -107,25 +119,79 @@ func FigureCSS() []byte {
 .figure-goat .goat-text { fill: currentColor; white-space: pre; }
 .figure-goat .goat-hollow { fill: var(--bg); }
 `)
-		// A wide figure keeps at least 60% of its size on a narrow screen
-		// (a 16px label stays above 9.6px) and its box scrolls instead.
-		for w := 400; w <= 2000; w += 100 {
-			fmt.Fprintf(&b, ".figure.fig-w%d > svg { min-width: %dpx; }\n", w, w*6/10)
+		// A wide figure is scaled down only as far as its labels stay
+		// FigureTextMin pixels (minWidthClass); below that its box
+		// scrolls and the cue under it says so. Each figure is a
+		// container, so the cue knows its own box's width. On paper
+		// a figure is scaled to the page's width.
+		for n := figMinFrom; n <= figMinTo; n += figMinStep {
+			fmt.Fprintf(&b, ".figure.fig-min-%d svg { min-width: %dpx; }\n", n, n)
+			fmt.Fprintf(&b, "@container figure (width < %dpx) { .fig-min-%d .figure-cue { display: block; } }\n", n, n)
 		}
+		b.WriteString(`@media print {
+  .figure .figure-box > svg { min-width: 0 !important; }
+  .figure .figure-cue { display: none !important; }
+}
+`)
 		figCSS = []byte(b.String())
 	})
 	return figCSS
 }
 
-// widthClass returns the class that sets a figure's smallest width on a
-// narrow screen ("fig-w800" for widths 701 to 800), "" for figures
-// narrower than 400px, which fit a phone unscaled or nearly.
-func widthClass(w int) string {
-	if w < 400 {
+// FigureTextMin is the smallest size, in CSS pixels, a figure's labels
+// are drawn at on a screen: a figure narrower than the column is scaled
+// down only as far as its smallest label stays this large (about the
+// 11px that is the floor of legible body text on a phone), and its box
+// scrolls sideways beyond that.
+const FigureTextMin = 11
+
+// goatTextSize is the size of goat's text, in pixels (FigureCSS's
+// .figure-goat svg font-size).
+const goatTextSize = 14
+
+var svgFontSize = regexp.MustCompile(`font-size="([\d.]+)"`)
+
+// labelSize returns the size, in the drawing's pixels, of the smallest
+// label of a figure in language lang: the least font-size d2 gave a text,
+// goatTextSize for goat, 16 (d2's default) when the drawing names none.
+func labelSize(lang string, svg []byte) float64 {
+	if lang == FigureGoat {
+		return goatTextSize
+	}
+	least := 0.0
+	for _, m := range svgFontSize.FindAllSubmatch(svg, -1) {
+		if v, err := strconv.ParseFloat(string(m[1]), 64); err == nil && v > 0 && (least == 0 || v < least) {
+			least = v
+		}
+	}
+	if least == 0 {
+		return 16
+	}
+	return least
+}
+
+// Figure widths classes are made for: fig-min-N for N from
+// figMinFrom to figMinTo in steps of figMinStep pixels.
+const (
+	figMinFrom = 100
+	figMinTo   = 2000
+	figMinStep = 20
+)
+
+// minWidthClass returns the class giving a figure of natural width w
+// (pixels) whose smallest label is font pixels its smallest width on a
+// screen: w scaled so that the label stays FigureTextMin pixels, rounded
+// up to figMinStep ("fig-min-560"), never above w (a figure with labels
+// under FigureTextMin is not scaled), "" for a figure narrower than
+// figMinFrom, which fits a phone as it is.
+func minWidthClass(w int, font float64) string {
+	if w < figMinFrom || font <= 0 {
 		return ""
 	}
-	if w > 2000 {
-		w = 2000
+	least := int(math.Ceil(float64(w)*FigureTextMin/font/figMinStep)) * figMinStep
+	if least > w {
+		least = w / figMinStep * figMinStep
 	}
-	return fmt.Sprintf("fig-w%d", (w+99)/100*100)
+	least = max(figMinFrom, min(least, figMinTo))
+	return fmt.Sprintf("fig-min-%d", least)
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
@@ -139,7 +140,7 @@ func New(b *book.Book) *Renderer {
 	r.md = markdown.New(
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
-			renderer.WithNodeRenderers(util.Prioritized(r.nr, 100), util.Prioritized(claimRenderer{}, 100), util.Prioritized(mutantRenderer{}, 100)),
+			renderer.WithNodeRenderers(util.Prioritized(r.nr, 100), util.Prioritized(claimRenderer{}, 100), util.Prioritized(mutantRenderer{}, 100), util.Prioritized(checksTableRenderer{}, 100)),
 		),
 	)
 	return r
@@ -178,6 +179,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	var errs diag.List
 	chPath := d.Chapter.Path
 	pm := r.newPageMutants(chPath)
+	var inTable []ast.Node // the generated table of checks and its code spans
 
 	// Headings: record IDs and text.
 	seen := map[string]string{} // heading id -> "file:line" of its first heading
@@ -263,6 +265,12 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			}
 			r.markRun(n, src, pg)
 			errs = append(errs, r.figure(d, n, src, lines)...)
+		case *ast.CodeSpan, *east.Table:
+			// The table of checks (claims.go): a class for its layout,
+			// and names that may wrap.
+			if generated[lines.line(firstSegment(n))] {
+				inTable = append(inTable, n)
+			}
 		case *ast.Image:
 			if e := r.checkImage(chPath, string(n.Destination)); e != nil {
 				e.File, e.Line = origin(d, lines.line(inlineStart(n, src)))
@@ -274,6 +282,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
+	markChecksTable(inTable)
 	// require-mutants is a rule about verified claims: a render without
 	// SetClaims (nothing verified, no claim badges) has none to hold to it.
 	if r.claims.set {

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,8 +87,9 @@ type figureColours struct {
 // (the system's, and the one the reader picks) their colours change and
 // keep text at WCAG AA contrast (4.5:1); their labels are SVG text a reader
 // can select and the browser's find can match, and they are in the search
-// index; on a phone no figure runs off the screen (it is scaled down, or
-// its box scrolls); print.html keeps their masks and arrowheads; and no
+// index; on a phone no figure runs off the screen (it is scaled down, its
+// labels kept at 11px or more, or its box scrolls, with a cue shown above
+// it exactly when it does); print.html keeps their masks and arrowheads; and no
 // CSP violation is reported. Screenshots:
 // figure-light.png, figure-dark.png, figure-mobile.png.
 func TestFigures(t *testing.T) {
@@ -236,11 +238,13 @@ func TestFigures(t *testing.T) {
 		type box struct {
 			Left, Right, SVG, Client, Scroll, Natural float64
 			Overflow                                  string
+			Cue                                       bool
 		}
 		s := eval[string](tb, `JSON.stringify(Array.prototype.map.call(document.querySelectorAll(".figure"), function (f) {
-			var r = f.getBoundingClientRect(), s = f.querySelector("svg");
-			return {Left: r.left, Right: r.right, SVG: s.getBoundingClientRect().width, Client: f.clientWidth, Scroll: f.scrollWidth,
-				Natural: Number(s.getAttribute("width")), Overflow: getComputedStyle(f).overflowX};
+			var b = f.querySelector(".figure-box"), r = b.getBoundingClientRect(), s = f.querySelector("svg"), c = f.querySelector(".figure-cue");
+			return {Left: r.left, Right: r.right, SVG: s.getBoundingClientRect().width, Client: b.clientWidth, Scroll: b.scrollWidth,
+				Natural: Number(s.getAttribute("width")) || s.viewBox.baseVal.width, Overflow: getComputedStyle(b).overflowX,
+				Cue: c.getClientRects().length > 0 && c.offsetHeight > 0};
 		}))`)
 		var boxes []box
 		if err := json.Unmarshal([]byte(s), &boxes); err != nil {
@@ -258,8 +262,13 @@ func TestFigures(t *testing.T) {
 			if !fits && (b.Scroll <= b.Client || (b.Overflow != "auto" && b.Overflow != "scroll")) {
 				t.Errorf("figure %d: drawing %vpx wide in a %vpx box that does not scroll (%+v)", i+1, b.SVG, b.Client, b)
 			}
-			if b.SVG < b.Natural*0.6-0.5 {
-				t.Errorf("figure %d scaled to %vpx of %vpx, below 60%% (labels would be unreadable)", i+1, b.SVG, b.Natural)
+			if fits == b.Cue {
+				t.Errorf("figure %d: drawing %vpx wide in a %vpx box, scroll cue shown: %v (want it exactly when the box scrolls)", i+1, b.SVG, b.Client, b.Cue)
+			}
+			// d2's labels are 16px, goat's 14px: scaled no further
+			// than to 11px (render.FigureTextMin).
+			if b.SVG < b.Natural*11/16-0.5 {
+				t.Errorf("figure %d scaled to %vpx of %vpx: its 16px labels would be under 11px", i+1, b.SVG, b.Natural)
 			}
 			if b.SVG < b.Natural-0.5 {
 				scaled = true
@@ -271,4 +280,177 @@ func TestFigures(t *testing.T) {
 		tb.screenshot("figure-mobile.png")
 		tb.noConsoleErrors("figures on a phone")
 	})
+}
+
+// realFiguresJS measures every figure of the page: its caption, natural
+// and drawn width, its box (does it scroll sideways, is the cue under it
+// shown), the smallest size a label is drawn at on the screen (its
+// font-size times the drawing's scale), and, for every label, the WCAG 2.1
+// contrast of its colour against what it is painted on: the page's
+// background with every filled shape before it in the drawing that covers
+// the label's centre (isPointInFill) composited over it, by each shape's
+// opacity, in paint order. The worst label is reported.
+const realFiguresJS = `(function () {
+	function parse(c) { var m = c && c.match(/rgba?\(([^)]+)\)/); if (!m) { return null; } var v = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; }
+	function over(top, a, bottom) { return [0, 1, 2].map(function (i) { return top[i] * a + bottom[i] * (1 - a); }); }
+	function lum(c) { c = c.map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; }
+	function ratio(a, b) { var x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); }
+	function hex(c) { return "#" + c.map(function (v) { return ("0" + Math.round(v).toString(16)).slice(-2); }).join(""); }
+	function hidden(e, svg) { for (var p = e; p && p !== svg; p = p.parentNode) { if (/^(mask|defs|marker|clipPath|pattern|symbol)$/.test(p.tagName)) { return true; } } return false; }
+	var page = parse(getComputedStyle(document.body).backgroundColor);
+	return JSON.stringify(Array.prototype.map.call(document.querySelectorAll("figure.figure"), function (f, i) {
+		var svg = f.querySelector("svg"), box = f.querySelector(".figure-box") || f, cue = f.querySelector(".figure-cue");
+		var cap = f.querySelector("figcaption");
+		var r = {Index: i + 1, Caption: cap ? cap.textContent.trim() : "", Natural: Number(svg.getAttribute("width")) || svg.viewBox.baseVal.width,
+			Drawn: svg.getBoundingClientRect().width, BoxClient: box.clientWidth, BoxScroll: box.scrollWidth,
+			BoxRight: box.getBoundingClientRect().right, Overflow: getComputedStyle(box).overflowX,
+			Cue: !!cue && cue.getClientRects().length > 0 && cue.offsetHeight > 0, MinText: 1e9, Labels: 0, Contrast: 1e9};
+		var shapes = Array.prototype.filter.call(svg.querySelectorAll("rect, path, polygon, circle, ellipse"), function (s) {
+			if (hidden(s, svg)) { return false; }
+			var st = getComputedStyle(s), c = parse(st.fill);
+			return c && c[3] * Number(st.fillOpacity) * Number(st.opacity) > 0 && st.display !== "none" && st.visibility !== "hidden";
+		});
+		svg.querySelectorAll("text").forEach(function (t) {
+			if (hidden(t, svg) || !t.textContent.trim()) { return; }
+			var b = t.getBoundingClientRect();
+			if (b.width === 0 || b.height === 0) { return; }
+			var st = getComputedStyle(t), m = t.getScreenCTM();
+			var size = parseFloat(st.fontSize) * Math.sqrt(m.a * m.a + m.b * m.b);
+			r.MinText = Math.min(r.MinText, size);
+			var x = b.left + b.width / 2, y = b.top + b.height / 2, bg = page.slice(0, 3);
+			shapes.forEach(function (s) {
+				if (!(s.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING)) { return; }
+				var p = new DOMPoint(x, y).matrixTransform(s.getScreenCTM().inverse());
+				if (!s.isPointInFill(p)) { return; }
+				var ss = getComputedStyle(s), c = parse(ss.fill);
+				bg = over(c, c[3] * Number(ss.fillOpacity) * Number(ss.opacity), bg);
+			});
+			var fc = parse(st.fill);
+			if (!fc) { return; }
+			var fg = over(fc, fc[3] * Number(st.fillOpacity) * Number(st.opacity), bg);
+			var k = ratio(fg, bg);
+			r.Labels++;
+			if (k < r.Contrast) { r.Contrast = k; r.Worst = t.textContent.trim().slice(0, 60); r.WorstFg = hex(fg); r.WorstBg = hex(bg); r.WorstSize = size; }
+		});
+		return r;
+	}));
+})()`
+
+type realFigure struct {
+	Index                                          int
+	Caption, Overflow, Worst, WorstFg, WorstBg     string
+	Natural, Drawn, BoxClient, BoxScroll, BoxRight float64
+	MinText, Contrast, WorstSize                   float64
+	Labels                                         int
+	Cue                                            bool
+}
+
+// TestFiguresRealBook reads every figure of the real book's built site
+// (each chapter page; print.html repeats them) in Chromium. Each has a
+// caption. At a 1280px window each fits the text column whole (its box
+// does not scroll) with every label drawn at FigureTextMin (11px) or
+// more. On a 360px phone no page scrolls sideways, no figure's box runs
+// off the screen, and each figure either fits with 11px labels or scrolls
+// inside its box with the cue under it shown (and the cue is hidden when
+// it fits). In the light and the dark theme every label keeps WCAG AA
+// contrast (4.5:1) against the fill it is painted on. Screenshots:
+// tests/artifacts/figure-real-<page>-<n>-{light,dark,phone}.png.
+func TestFiguresRealBook(t *testing.T) {
+	res := realBook(t)
+	bctx := newBrowser(t)
+	srv := serveSite(t, res.Out)
+	var pages []string
+	for _, p := range sitePages(t, res.Out) {
+		data, err := os.ReadFile(filepath.Join(res.Out, filepath.FromSlash(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p != "/print.html" && strings.Contains(string(data), `<figure class="figure `) {
+			pages = append(pages, p)
+		}
+	}
+	if len(pages) < 5 {
+		t.Fatalf("figures on %d pages (%v), want the book's", len(pages), pages)
+	}
+	tb := newTab(t, bctx)
+	const minText = 11 - 0.05
+	read := func(p string) []realFigure {
+		t.Helper()
+		tb.waitTrue("fonts loaded", `document.fonts.status === "loaded"`, 15*time.Second)
+		var figs []realFigure
+		s := eval[string](tb, realFiguresJS)
+		if err := json.Unmarshal([]byte(s), &figs); err != nil {
+			t.Fatalf("%s: %v (%s)", p, err, s)
+		}
+		return figs
+	}
+	shoot := func(p string, n int, mode string) {
+		tb.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelectorAll("figure.figure")[%d].scrollIntoView({block: "start"})`, n-1)))
+		tb.screenshot(fmt.Sprintf("figure-real-%s-%d-%s.png", strings.TrimSuffix(strings.TrimPrefix(p, "/"), ".html"), n, mode))
+	}
+	name := func(p string, f realFigure) string {
+		return fmt.Sprintf("%s figure %d (%q)", p, f.Index, f.Caption)
+	}
+	total := 0
+	tb.do(chromedp.EmulateViewport(1280, 900))
+	for _, dark := range []bool{false, true} {
+		mode := map[bool]string{false: "light", true: "dark"}[dark]
+		prefersDark(tb, dark)
+		for _, p := range pages {
+			tb.navigate(srv.URL + p)
+			figs := read(p)
+			for _, f := range figs {
+				if !dark {
+					total++
+					if f.Caption == "" {
+						t.Errorf("%s has no caption (caption=\"...\" in its fence's info string)", name(p, f))
+					}
+					if f.Drawn > f.BoxClient+0.5 || f.BoxScroll > f.BoxClient+1 {
+						t.Errorf("%s does not fit the text column at 1280px: drawn %.0fpx of its %.0fpx in a %.0fpx box (scrolls to %.0fpx)", name(p, f), f.Drawn, f.Natural, f.BoxClient, f.BoxScroll)
+					}
+					if f.MinText < minText {
+						t.Errorf("%s at 1280px: its smallest label is drawn at %.1fpx, want %dpx or more (a %.0fpx drawing in a %.0fpx column: draw it narrower)", name(p, f), f.MinText, 11, f.Natural, f.BoxClient)
+					}
+				}
+				if f.Labels == 0 {
+					t.Errorf("%s (%s): no label measured", name(p, f), mode)
+				} else if f.Contrast < 4.5 {
+					t.Errorf("%s (%s theme): label %q in %s on %s, contrast %.2f:1, want at least 4.5:1", name(p, f), mode, f.Worst, f.WorstFg, f.WorstBg, f.Contrast)
+				}
+				shoot(p, f.Index, mode)
+			}
+			tb.noConsoleErrors(p)
+		}
+	}
+	if total < 5 {
+		t.Errorf("%d figures in the book, want the book's", total)
+	}
+	prefersDark(tb, false)
+	tb.do(chromedp.EmulateViewport(360, 780, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+	defer tb.do(chromedp.EmulateViewport(1280, 900))
+	for _, p := range pages {
+		tb.navigate(srv.URL + p)
+		figs := read(p)
+		if o := measureOverflow(tb); o.Scroll > o.Viewport {
+			t.Errorf("%s at 360px: the page scrolls sideways, %.0fpx; widest: %s", p, o.Scroll, o)
+		}
+		for _, f := range figs {
+			scrolls := f.BoxScroll > f.BoxClient+1
+			switch {
+			case f.BoxRight > 360.5:
+				t.Errorf("%s at 360px: its box runs off the screen to %.0fpx", name(p, f), f.BoxRight)
+			case f.MinText < minText:
+				t.Errorf("%s at 360px: its smallest label is drawn at %.1fpx (drawn %.0fpx of %.0fpx), want %dpx or more", name(p, f), f.MinText, f.Drawn, f.Natural, 11)
+			case scrolls && (f.Overflow != "auto" && f.Overflow != "scroll"):
+				t.Errorf("%s at 360px: drawn %.0fpx in a %.0fpx box that does not scroll (overflow-x %s)", name(p, f), f.Drawn, f.BoxClient, f.Overflow)
+			case scrolls && !f.Cue:
+				t.Errorf("%s at 360px: its box scrolls sideways (%.0fpx in %.0fpx) with no cue shown above it", name(p, f), f.BoxScroll, f.BoxClient)
+			case !scrolls && f.Cue:
+				t.Errorf("%s at 360px: it fits its box (%.0fpx in %.0fpx) but the scroll cue is shown", name(p, f), f.Drawn, f.BoxClient)
+			}
+			t.Logf("%s at 360px: drawn %.0fpx of %.0fpx, smallest label %.1fpx, box scrolls %v", name(p, f), f.Drawn, f.Natural, f.MinText, scrolls)
+			shoot(p, f.Index, "phone")
+		}
+		tb.noConsoleErrors(p + " on a phone")
+	}
 }

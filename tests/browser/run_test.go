@@ -228,20 +228,9 @@ func TestRunPanels(t *testing.T) {
 // transcript. It builds the whole book, so it runs only when
 // BOOKGEN_BROWSER_BOOK=1.
 func TestRunRealBook(t *testing.T) {
-	if os.Getenv("BOOKGEN_BROWSER_BOOK") != "1" {
-		t.Skip("set BOOKGEN_BROWSER_BOOK=1 to run every program of the book in Chromium (builds the whole book)")
-	}
+	res := realBook(t) // skips unless BOOKGEN_BROWSER_BOOK=1
 	bctx := newBrowser(t)
-	root, err := build.FindRoot(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt := build.Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
-	res, err := build.Build(context.Background(), opt)
-	if err != nil {
-		build.PrintError(testWriter{t}, err)
-		t.Fatal("the book does not build")
-	}
+	root := res.Book.Root
 	srv := serveSite(t, res.Out)
 	tb := newTab(t, bctx)
 	pages := map[string]bool{}

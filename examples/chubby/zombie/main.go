@@ -192,6 +192,30 @@ func printTimeline(w io.Writer, key string) error {
 	return nil
 }
 
+// labelWidth is the longest line, in characters, of a label of the
+// figure: longer ones are broken at spaces, so that the diagram's
+// lifelines stay close enough together for a page's column.
+const labelWidth = 34
+
+// wrap breaks s at spaces into lines of at most width characters (a
+// longer word keeps a line of its own).
+func wrap(s string, width int) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len(line)+1+len(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
 // printD2 draws the row's trace as a D2 sequence diagram: one lifeline per
 // participant, messages in the order they arrived, notes for what happens
 // at one participant.
@@ -223,7 +247,7 @@ func printD2(w io.Writer, key string) error {
 		}
 	}
 	for i, t := range res.Trace {
-		label := fmt.Sprintf("%s: %s", d(t.At), t.Text)
+		label := wrap(fmt.Sprintf("%s: %s", d(t.At), t.Text), labelWidth)
 		if t.To == "" {
 			fmt.Fprintf(w, "%s.n%d: %q\n", ids[t.From], i, label)
 			continue

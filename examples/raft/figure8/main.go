@@ -91,7 +91,11 @@ func drawD2(w io.Writer) error {
 		"(d)": "(d) term 5, rule off",
 		"(e)": "(e) term 4, rule on",
 	}
-	fmt.Fprintln(w, "grid-columns: 5")
+	// Three steps to a row: five side by side are too wide for a
+	// page's column with labels still legible. Rows named first: d2
+	// then fills the grid row by row, (a) (b) (c) above (d) (e).
+	fmt.Fprintf(w, "grid-rows: %d\n", (len(steps)+2)/3)
+	fmt.Fprintln(w, "grid-columns: 3")
 	fmt.Fprintln(w, "grid-gap: 16")
 	for i, st := range steps {
 		fmt.Fprintf(w, "step%d: \"%s\" {\n", i, titles[st.Label])
