@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // Config is book.toml, laid out as mdBook lays it out:
@@ -80,6 +81,11 @@ type Config struct {
 	// Input404 is [output.html] input-404: the book file that is the 404
 	// page's content ("404.md" when unset, as in mdBook).
 	Input404 string
+	// Markdown is what of mdBook's Markdown the book turns off:
+	// [output.html] smart-punctuation, definition-lists and admonitions
+	// = false (mdbook-core's HtmlConfig; each on when unset, as in
+	// mdBook 0.5). Every stage parses the book's chapters with it.
+	Markdown markdown.Features
 	// SitePath is the path the site is served under, from site-url
 	// ("/" when unset, "/book/" for site-url = "/book/" or
 	// "https://example.org/book/"). SiteURL is "" when site-url is only a

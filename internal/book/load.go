@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/markdown"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -305,7 +306,12 @@ type tomlFile struct {
 			EditURLTemplate string            `toml:"edit-url-template"`
 			Redirect        map[string]string `toml:"redirect"`
 			Input404        string            `toml:"input-404"`
-			Code            struct {
+			// mdBook's Markdown switches (mdbook-core's HtmlConfig):
+			// pointers, so that unset means mdBook's default, on.
+			SmartPunctuation *bool `toml:"smart-punctuation"`
+			DefinitionLists  *bool `toml:"definition-lists"`
+			Admonitions      *bool `toml:"admonitions"`
+			Code             struct {
 				HideLines map[string]string `toml:"hidelines"`
 			} `toml:"code"`
 		} `toml:"html"`
@@ -340,7 +346,7 @@ func tableLine(src []byte, name string) int {
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links, also-build"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404, smart-punctuation, definition-lists, admonitions; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links, also-build"
 
 // buildTagRE is what a Go build tag may hold (go help buildconstraint).
 var buildTagRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
@@ -436,6 +442,12 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		Input404:        f.Output.HTML.Input404,
 		Warnings:        warnings,
 		Preprocessors:   pre,
+	}
+	off := func(b *bool) bool { return b != nil && !*b }
+	c.Markdown = markdown.Features{
+		NoSmartPunctuation: off(f.Output.HTML.SmartPunctuation),
+		NoDefinitionLists:  off(f.Output.HTML.DefinitionLists),
+		NoAdmonitions:      off(f.Output.HTML.Admonitions),
 	}
 	for _, p := range pre {
 		c.Warnings = append(c.Warnings, diag.Errorf(file, p.Line, "preprocessor %s is not run by bookgen: the pages are built without it, its directives left as written", p.Name))

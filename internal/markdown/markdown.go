@@ -33,17 +33,41 @@ import (
 // renderer adds its node renderers and options, never parser ones, or the
 // stages would disagree on a chapter's blocks again.
 func New(opts ...goldmark.Option) goldmark.Markdown {
+	return NewFeatures(Features{}, opts...)
+}
+
+// Features are the parts of mdBook's Markdown a book can turn off, as
+// mdBook 0.5's [output.html] smart-punctuation, definition-lists and
+// admonitions = false do (mdbook-core's HtmlConfig; mdbook-markdown's
+// MarkdownOptions). The zero value is mdBook's default: all on.
+type Features struct {
+	// NoSmartPunctuation leaves quotes, "--", "---" and "..." as
+	// written (pulldown-cmark's ENABLE_SMART_PUNCTUATION off).
+	NoSmartPunctuation bool
+	// NoDefinitionLists reads "term\n: definition" as a paragraph
+	// (ENABLE_DEFINITION_LIST off).
+	NoDefinitionLists bool
+	// NoAdmonitions leaves "> [!NOTE]" a block quote with its marker
+	// as text (ENABLE_GFM off).
+	NoAdmonitions bool
+}
+
+// NewFeatures is New for a book that turns some of mdBook's Markdown off.
+func NewFeatures(f Features, opts ...goldmark.Option) goldmark.Markdown {
+	exts := []goldmark.Extender{
+		extension.Linkify,
+		extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
+		extension.Strikethrough,
+		taskList{},
+		extension.Footnote,
+	}
+	if !f.NoSmartPunctuation {
+		exts = append(exts, extension.Typographer)
+	}
+	exts = append(exts, mdBook{f})
 	all := []goldmark.Option{
 		goldmark.WithParser(newParser()),
-		goldmark.WithExtensions(
-			extension.Linkify,
-			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
-			extension.Strikethrough,
-			taskList{},
-			extension.Footnote,
-			extension.Typographer,
-			mdBook{},
-		),
+		goldmark.WithExtensions(exts...),
 		goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 	}
 	return goldmark.New(append(all, opts...)...)

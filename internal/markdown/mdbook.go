@@ -22,24 +22,27 @@ import (
 // renderer's side of them (the HTML written for an admonition or a term)
 // is internal/render's.
 
-// mdBook is the goldmark extension for mdBook's Markdown.
-type mdBook struct{}
+// mdBook is the goldmark extension for mdBook's Markdown, less the
+// Features turned off.
+type mdBook struct{ f Features }
 
-func (mdBook) Extend(m goldmark.Markdown) {
-	m.Parser().AddOptions(
-		parser.WithBlockParsers(
-			// goldmark's definition list, accepting a ":" indented by
-			// up to three spaces ("term\n  : definition"), as
-			// pulldown-cmark (mdBook's parser) does.
-			util.Prioritized(indentedColon{extension.NewDefinitionListParser()}, 101),
-			util.Prioritized(indentedColon{extension.NewDefinitionDescriptionParser()}, 102),
-		),
-		parser.WithASTTransformers(
-			util.Prioritized(headingAttributes{}, 100),
-			util.Prioritized(admonitions{}, 101),
-			util.Prioritized(joinTerms{}, 102),
-		),
-	)
+func (e mdBook) Extend(m goldmark.Markdown) {
+	if !e.f.NoDefinitionLists {
+		m.Parser().AddOptions(
+			parser.WithBlockParsers(
+				// goldmark's definition list, accepting a ":" indented by
+				// up to three spaces ("term\n  : definition"), as
+				// pulldown-cmark (mdBook's parser) does.
+				util.Prioritized(indentedColon{extension.NewDefinitionListParser()}, 101),
+				util.Prioritized(indentedColon{extension.NewDefinitionDescriptionParser()}, 102),
+			),
+			parser.WithASTTransformers(util.Prioritized(joinTerms{}, 102)),
+		)
+	}
+	m.Parser().AddOptions(parser.WithASTTransformers(util.Prioritized(headingAttributes{}, 100)))
+	if !e.f.NoAdmonitions {
+		m.Parser().AddOptions(parser.WithASTTransformers(util.Prioritized(admonitions{}, 101)))
+	}
 	m.Renderer().AddOptions(renderer.WithNodeRenderers(
 		util.Prioritized(extension.NewDefinitionListHTMLRenderer(), 500),
 	))

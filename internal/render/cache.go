@@ -120,6 +120,7 @@ func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 		fmt.Fprintf(h, "\x00unchecked:%s", p)
 	}
 	fmt.Fprintf(h, "\x00broken-links:%s", b.Config.BrokenLinks)
+	fmt.Fprintf(h, "\x00markdown:%+v", b.Config.Markdown)
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	return sum

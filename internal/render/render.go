@@ -137,7 +137,7 @@ func New(b *book.Book) *Renderer {
 	}
 	r.bookKey = bookHash(b, r.chapters)
 	r.nr = &nodeRenderer{}
-	r.md = markdown.New(
+	r.md = markdown.NewFeatures(b.Config.Markdown,
 		goldmark.WithRendererOptions(
 			gmhtml.WithUnsafe(),
 			renderer.WithNodeRenderers(util.Prioritized(r.nr, 100), util.Prioritized(claimRenderer{}, 100), util.Prioritized(mutantRenderer{}, 100), util.Prioritized(checksTableRenderer{}, 100)),
