@@ -37,3 +37,41 @@ func TestPathologicalMarkdownRefusedAtTheLine(t *testing.T) {
 		}
 	}
 }
+
+// TestBlocksReadDifferentlyRefused: with definition-lists = false, a
+// fenced block inside a definition is part of a paragraph on the page
+// while verification, which reads with definition lists on, checks it as
+// a block; the build refuses it at its line rather than show a page whose
+// blocks and verdicts do not match. The same chapter builds with the
+// default settings, and a block outside the definition builds with them
+// off.
+func TestBlocksReadDifferentlyRefused(t *testing.T) {
+	chapter := "# A\n\nTerm\n: A definition.\n\n    ```text\n    inside\n    ```\n\n```text\noutside\n```\n"
+	_, err := buildOff(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [A](a.md)\n",
+		"book/a.md":       chapter,
+	})
+	if err == nil || !strings.Contains(err.Error(), "book/a.md:6: this code block is read differently") {
+		t.Fatalf("err = %v, want a refusal at book/a.md:6", err)
+	}
+	if _, err := buildRepo(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [A](a.md)\n",
+		"book/a.md":       chapter,
+	}); err != nil {
+		t.Errorf("with definition lists on: %v", err)
+	}
+	if _, err := buildOff(t, map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [A](a.md)\n",
+		"book/a.md":       "# A\n\nTerm\n: A definition.\n\n```text\noutside\n```\n",
+	}); err != nil {
+		t.Errorf("a block outside the definition: %v", err)
+	}
+}
+
+// buildOff is buildRepo for a book.toml that turns definition lists off.
+func buildOff(t *testing.T, files map[string]string) (*Result, error) {
+	t.Helper()
+	root := writeRepo(t, files)
+	writeFiles(t, root, map[string]string{"book/book.toml": "[book]\ntitle = \"X\"\n\n[output.html]\ndefinition-lists = false\n"})
+	return buildRoot(t, root)
+}

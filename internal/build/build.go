@@ -357,6 +357,9 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand
 	if err := checkBounds(all); err != nil {
 		return b, docs, nf, nil, err
 	}
+	if err := checkBlocksAgree(b.Config.Markdown, all); err != nil {
+		return b, docs, nf, nil, err
+	}
 	rep, err := verify.Verify(ctx, b, all, opt.Verify)
 	if rep != nil && len(rep.Edits) > 0 && ctx.Err() == nil {
 		// verify decides what --bless rewrites; the build, which owns the

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 )
 
 // Block is a fenced code block found in expanded Markdown.
@@ -29,6 +30,19 @@ type Block struct {
 // list items and block quotes, an unclosed fence running to the end of its
 // container. Indented code blocks are not returned.
 func FindBlocks(md []byte) []Block {
+	return findBlocks(md, Parse(md))
+}
+
+// FindBlocksWith is FindBlocks for a book that turns some of mdBook's
+// Markdown off (NewFeatures): what its pages are rendered from.
+func FindBlocksWith(md []byte, f Features) []Block {
+	if f == (Features{}) {
+		return FindBlocks(md)
+	}
+	return findBlocks(md, NewFeatures(f).Parser().Parse(text.NewReader(md)))
+}
+
+func findBlocks(md []byte, doc ast.Node) []Block {
 	starts := []int{0}
 	for i, c := range md {
 		if c == '\n' {
@@ -38,7 +52,6 @@ func FindBlocks(md []byte) []Block {
 	lineOf := func(off int) int { // 1-based
 		return sort.Search(len(starts), func(i int) bool { return starts[i] > off })
 	}
-	doc := Parse(md)
 	var blocks []Block
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		fc, ok := n.(*ast.FencedCodeBlock)
