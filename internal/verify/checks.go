@@ -38,7 +38,8 @@ func (v *verifier) packageJob(kind, pkg string) job {
 		if kind == "test" {
 			// "empty": the entry's Tests tell a function that ran no
 			// check (readTestEvents), which entries before it did not.
-			args, keyParts = []string{v.goCmd, kind, "-json", pkg}, []string{pkg, "-json", "empty"}
+			timeout := "-timeout=" + testBinaryTimeout.String()
+			args, keyParts = []string{v.goCmd, kind, "-json", timeout, pkg}, []string{pkg, "-json", "empty", timeout}
 			r.tests = &pkgTests{pkg: pkg}
 		}
 		key, err := v.staticKey(ctx, kind, keyParts...)
@@ -76,6 +77,10 @@ func (v *verifier) packageJob(kind, pkg string) job {
 			// ignore" generators: no package to check here.
 		case res.ExitCode != 0:
 			file, line, msg := v.locate(dir, string(res.Output))
+			if hung := hungTests(string(res.Output)); len(hung) > 0 {
+				file, line = dir, 0
+				msg = fmt.Sprintf("%s did not return within %s (the test binary's -timeout; every goroutine's stack is below)", strings.Join(hung, ", "), testBinaryTimeout)
+			}
 			e := diag.Errorf(file, line, "go %s %s failed: %s", kind, pkg, msg)
 			e.Detail = clipOutput(string(res.Output))
 			v.noteFailure(e, "go "+kind+" "+pkg, string(res.Output))
@@ -93,6 +98,29 @@ func (v *verifier) packageJob(kind, pkg string) job {
 		}
 		return r
 	}
+}
+
+// hungTests returns the tests a test binary names after "panic: test timed
+// out after D" (its -timeout), in the order it lists them: the lines of
+// the "running tests:" list that follows, "\t\tTestX (7m0s)".
+func hungTests(out string) []string {
+	_, rest, ok := strings.Cut(out, "panic: test timed out after ")
+	if !ok {
+		return nil
+	}
+	_, rest, ok = strings.Cut(rest, "running tests:\n")
+	if !ok {
+		return nil
+	}
+	var names []string
+	for _, l := range strings.Split(rest, "\n") {
+		name, _, ok := strings.Cut(strings.TrimSpace(l), " (")
+		if !ok || !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Fuzz") && !strings.HasPrefix(name, "Example") {
+			break
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 var posRE = regexp.MustCompile(`([^\s:]+\.go):(\d+)(?::\d+)?: ?(.*)`)

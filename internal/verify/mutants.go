@@ -291,7 +291,7 @@ func (v *verifier) mutantJob(r mutantRun) job {
 		}
 		// -count=1: a mutant's verdict comes from a run, never from go's
 		// cache of test results.
-		args := []string{v.goCmd, "test", "-json", "-vet=off", "-count=1", "-overlay", overlay, "-run", "^" + regexp.QuoteMeta(r.fn) + "$", r.pkg}
+		args := []string{v.goCmd, "test", "-json", "-vet=off", "-count=1", "-timeout=" + testBinaryTimeout.String(), "-overlay", overlay, "-run", "^" + regexp.QuoteMeta(r.fn) + "$", r.pkg}
 		// A property test that fails under the mutant may write a
 		// failure file (rapid: testdata/rapid/...) into the package; the
 		// tree is not to be edited, so whatever the run adds there goes.

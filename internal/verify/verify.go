@@ -74,6 +74,15 @@ const DefaultTimeout = 60 * time.Second
 // PackageTimeout bounds one "go vet" or "go test" of an examples package.
 const PackageTimeout = 10 * time.Minute
 
+// testBinaryTimeout is the -timeout every "go test" of an examples package
+// (and of a mutant) is given: shorter than PackageTimeout by what compiling
+// the package may take, so that a test that hangs is ended by the test
+// binary itself, which then prints the name of every running test and
+// every goroutine's stack; killed at PackageTimeout instead, a hang says
+// only which package it was in. A variable so that the test of this rule
+// can shorten it.
+var testBinaryTimeout = PackageTimeout - 3*time.Minute
+
 // listTimeout bounds "go list" and "go version".
 const listTimeout = 2 * time.Minute
 

@@ -623,6 +623,26 @@ func TestExampleTestFailure(t *testing.T) {
 	}
 }
 
+// TestHangingTestIsNamed: a test that never returns is ended by the test
+// binary's own -timeout (testBinaryTimeout, before the package's
+// PackageTimeout kills the process group), so the error names the test
+// that hung and its stack instead of only the package. Negative control:
+// without the -timeout argument the run below ends at PackageTimeout, ten
+// minutes, and says only "timeout after 10m".
+func TestHangingTestIsNamed(t *testing.T) {
+	defer func(d time.Duration) { testBinaryTimeout = d }(testBinaryTimeout)
+	testBinaryTimeout = 3 * time.Second
+	hang := "package other\n\nimport \"testing\"\n\nfunc TestWaitsForever(t *testing.T) {\n\tselect {}\n}\n"
+	root := fixture(t, "# Chapter\n", map[string]string{"examples/other/hang_test.go": hang})
+	_, err := verifyRoot(t, root, Options{CacheDir: t.TempDir()})
+	errs := only(t, err)
+	if len(errs) != 1 || !strings.Contains(errs[0].Msg, "go test ./examples/other failed: TestWaitsForever did not return within 3s") ||
+		!strings.Contains(errs[0].Detail, "hang_test.go:6") {
+		t.Fatalf("errors = %v, want go test ./examples/other failed, naming TestWaitsForever", err)
+	}
+	t.Logf("%s\n%s", errs[0], errs[0].Detail)
+}
+
 // BenchmarkVerifyCached measures a verification answered entirely by the
 // cache (the prose-edit path of bookgen serve): re-hashing the files of
 // every entry's manifest, parsing the chapter's blocks, starting no process.

@@ -101,7 +101,19 @@ func TestLeaderKilledMidAppend(t *testing.T) {
 			}
 		}()
 	}
-	<-halfway
+	// The producers may all stop before a third of the appends is in (a
+	// 4xx, or the 30 s bound on a starved machine): then nothing closes
+	// halfway, and waiting on it alone would hang the package.
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-halfway:
+	case <-finished:
+		for _, e := range errs {
+			t.Error(e)
+		}
+		t.Fatalf("the producers stopped after %d first applications, before a third of %d (ctx: %v)", firsts, producers*perProducer, ctx.Err())
+	}
 	leader.http.Close()
 	leader.Group.Close()
 	close(killed)
