@@ -12,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/ownership-book/ownership/internal/book"
+	"github.com/ownership-book/ownership/internal/filestamp"
 )
 
 // Watched lists what a change to rebuilds for: these folders of the
@@ -65,7 +66,7 @@ type watcher struct {
 	all         bool
 	// first is the polling watcher's first snapshot, taken when it is
 	// made, before the first build, so that no edit falls between the two.
-	first map[string]fileStamp
+	first map[string]filestamp.Stamp
 }
 
 func newWatcher(root, out string, poll time.Duration) (*watcher, error) {
@@ -233,19 +234,12 @@ func (w *watcher) notifyLoop(ctx context.Context, out chan<- string) {
 	}
 }
 
-// fileStamp is what polling compares.
-type fileStamp struct {
-	mod  time.Time
-	size int64
-	dir  bool
-}
-
 // snapshot stamps every relevant file and folder.
-func (w *watcher) snapshot() map[string]fileStamp {
-	m := map[string]fileStamp{}
+func (w *watcher) snapshot() map[string]filestamp.Stamp {
+	m := map[string]filestamp.Stamp{}
 	stamp := func(p string, fi fs.FileInfo) {
 		if rel, ok := w.relevant(p); ok {
-			m[rel] = fileStamp{mod: fi.ModTime(), size: fi.Size(), dir: fi.IsDir()}
+			m[rel] = filestamp.Of(fi)
 		}
 	}
 	for _, f := range w.files {
@@ -272,7 +266,8 @@ func (w *watcher) snapshot() map[string]fileStamp {
 }
 
 // pollLoop compares snapshots every w.poll and sends what differs:
-// files created, removed, or with another modification time or size.
+// files created, removed, or with another stamp (filestamp.Stamp: size,
+// times, inode, mode).
 func (w *watcher) pollLoop(ctx context.Context, out chan<- string) {
 	prev := w.first
 	if prev == nil {
@@ -289,7 +284,7 @@ func (w *watcher) pollLoop(ctx context.Context, out chan<- string) {
 		cur := w.snapshot()
 		var diff []string
 		for rel, st := range cur {
-			if old, ok := prev[rel]; !ok || (!st.dir && (!old.mod.Equal(st.mod) || old.size != st.size)) {
+			if old, ok := prev[rel]; !ok || (!st.Mode.IsDir() && old != st) {
 				diff = append(diff, rel)
 			}
 		}

@@ -2,58 +2,38 @@ package verify
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/ownership-book/ownership/internal/filestamp"
 )
 
 // The stamp memos. Validating a cached check re-hashes every file and
 // directory its manifest names, and reads and decodes the check's entry;
 // a book's checks name the same example files again and again, and
 // bookgen serve validates them all after every save. A memo remembers
-// what was computed from a path with the stat stamp the path had when it
-// was read (size, modification and change times, inode, mode), and hands
-// it out again while the stamp is the same, so that a rebuild reads only
-// what changed. The memos live as long as the process.
-//
-// A stamp can stay the same across a write that lands within the
-// filesystem's timestamp granularity of the read (git calls such an entry
-// "racily clean"). So a value is remembered only when the path's newest
-// timestamp is more than racyWindow older than the moment it was read; a
-// path written more recently is read again each time, which costs only
-// the files just edited.
-
-// racyWindow is how long after a path's last change a value computed from
-// it is not remembered: more than any filesystem's timestamp granularity
-// (FAT's is 2 s) and than the clock steps of a network filesystem's
-// server.
-const racyWindow = 3 * time.Second
+// what was computed from a path under the stamp the path had when it was
+// read (package filestamp), and hands it out again while the stamp is the
+// same, so that a rebuild reads only what changed. A value is remembered
+// only once the path's stamp is settled (filestamp.Stamp.Settled). The
+// memos live as long as the process.
 
 // stampMemo remembers one value per absolute path.
 type stampMemo[V any] struct {
-	window time.Duration // racyWindow; tests shorten it
+	window time.Duration // filestamp.RacyWindow; tests shorten it
 	mu     sync.Mutex
 	m      map[string]stamped[V]
 }
 
 type stamped[V any] struct {
-	st stamp
+	st filestamp.Stamp
 	v  V
 }
 
-// stamp is what stat says of a path that changes when its content does.
-// ctime and inode are zero where the platform does not give them.
-type stamp struct {
-	size         int64
-	mtime, ctime int64 // ns since the epoch
-	ino          uint64
-	mode         fs.FileMode
-}
-
 func newStampMemo[V any]() *stampMemo[V] {
-	return &stampMemo[V]{window: racyWindow, m: map[string]stamped[V]{}}
+	return &stampMemo[V]{window: filestamp.RacyWindow, m: map[string]stamped[V]{}}
 }
 
 // get returns the value remembered for path p, or computes it with read.
@@ -65,7 +45,7 @@ func (h *stampMemo[V]) get(p string, read func(string) (V, bool)) V {
 		v, _ := read(p)
 		return v
 	}
-	st := stampOf(fi)
+	st := filestamp.Of(fi)
 	h.mu.Lock()
 	e, ok := h.m[p]
 	h.mu.Unlock()
@@ -74,11 +54,11 @@ func (h *stampMemo[V]) get(p string, read func(string) (V, bool)) V {
 	}
 	now := time.Now()
 	v, ok := read(p)
-	if !ok || now.UnixNano()-max(st.mtime, st.ctime) <= int64(h.window) {
+	if !ok || !st.Settled(now, h.window) {
 		return v
 	}
 	// Remember only if the path did not change while it was read.
-	if fi2, err := os.Stat(p); err == nil && stampOf(fi2) == st {
+	if fi2, err := os.Stat(p); err == nil && filestamp.Of(fi2) == st {
 		h.mu.Lock()
 		h.m[p] = stamped[V]{st: st, v: v}
 		h.mu.Unlock()
