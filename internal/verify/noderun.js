@@ -2,8 +2,10 @@
 // noderun.js PATH/wasm_exec.js PROGRAM.wasm NAME [ARG...]
 //
 // Runs a Go program built for js/wasm the way the page's Run button runs
-// it (theme/run.js, function worker): the toolchain's browser wasm_exec.js
-// with its own stub file system and process (no disk, no working folder),
+// it (theme/run.js, function worker): the toolchain's browser wasm_exec.js,
+// after the in-memory file system of memfs.js (the same file the page
+// loads: a disk that lasts for the run) and with its own stub process (no
+// working folder),
 // argv [NAME, ARG...], the environment HOME=/ TMPDIR=/tmp, and every write
 // to standard output or error sent, in order, to one stream (here fd 1).
 // When the program's main returns the run ends at once, as the page ends

@@ -32,11 +32,12 @@ import (
 // verdict comes from the build: each transcript command that runs the
 // program is run again, with the same arguments, in a JavaScript engine
 // (Node, through noderun.js, which runs the binary as the page's worker
-// does: the browser's wasm_exec.js, its stub file system, one output
-// stream), and its output is compared with the transcript as "go run"'s
+// does: memfs.js's in-memory file system, the browser's wasm_exec.js, one
+// output stream), and its output is compared with the transcript as "go run"'s
 // is. The standard library's in-process network for js/wasm lets a
-// program listen and dial on loopback inside the page, so sockets alone
-// do not keep a program off the page; what does is a build that fails,
+// program listen and dial on loopback inside the page, and memfs.js gives
+// it files and folders that last for the run, so neither sockets nor a
+// data directory keep a program off the page; what does is a build that fails,
 // or a run whose output differs, that hangs or that fails: the program
 // is then marked not runnable, with the reason and the first differing
 // line. Neither is an error: the transcript itself is still verified on
@@ -50,6 +51,14 @@ import (
 
 //go:embed noderun.js
 var nodeRunner []byte
+
+// memFS is the in-memory file system a page's program runs with
+// (memfs.js): it is put before the toolchain's wasm_exec.js in the file
+// the page and noderun.js load, so that a program that keeps its state in
+// files runs in the page as it does on a disk, for the life of the run.
+//
+//go:embed memfs.js
+var memFS []byte
 
 // Program is one program a chapter runs, as built for the browser.
 type Program struct {
@@ -137,7 +146,8 @@ func (v *verifier) wasmJob(pkg string, runs []pageRun) job {
 			r.errs = append(r.errs, wasmErr(pkg, "%v", err))
 			return r
 		}
-		parts := []string{pkg, "tags=" + strings.Join(v.b.Config.WasmTags, ","), "engine=" + engine.version}
+		memSum := sha256.Sum256(memFS)
+		parts := []string{pkg, "tags=" + strings.Join(v.b.Config.WasmTags, ","), "engine=" + engine.version, "memfs=" + hex.EncodeToString(memSum[:8])}
 		for _, run := range runs {
 			// Neither run.At (a prose edit above a transcript moves it)
 			// nor run.Expected (judged on every hit): only what the
@@ -270,16 +280,11 @@ func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) 
 			break
 		}
 	}
-	if prog.WasmExec != "" {
-		data, err := os.ReadFile(prog.WasmExec)
-		if err != nil {
-			return nil, err
-		}
-		h := sha256.Sum256(data)
-		prog.WasmExecSum = hex.EncodeToString(h[:])
-	}
 	if prog.WasmExec == "" {
 		return nil, fmt.Errorf("no wasm_exec.js in the Go toolchain at %s (looked in lib/wasm and misc/wasm)", goroot)
+	}
+	if prog.WasmExec, prog.WasmExecSum, err = v.execWithMemFS(prog.WasmExec); err != nil {
+		return nil, err
 	}
 	prog.Flags, err = declaredFlags(filepath.Join(v.root, filepath.FromSlash(pkg)))
 	if err != nil {
@@ -291,6 +296,28 @@ func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) 
 	}
 	prog.Runnable = true
 	return prog, nil
+}
+
+// execWithMemFS writes memfs.js followed by the toolchain's wasm_exec.js
+// (at toolchainExec) under the cache's wasm folder, named after the
+// content, and returns its path and the hex SHA-256 of its content: the
+// one file the page's run panel and noderun.js load.
+func (v *verifier) execWithMemFS(toolchainExec string) (string, string, error) {
+	data, err := os.ReadFile(toolchainExec)
+	if err != nil {
+		return "", "", err
+	}
+	combined := append(append(append([]byte(nil), memFS...), '\n'), data...)
+	h := sha256.Sum256(combined)
+	sum := hex.EncodeToString(h[:])
+	p := filepath.Join(filepath.Dir(v.cache.dir), "wasm", "wasm_exec-"+sum[:16]+".js")
+	if fileExists(p) {
+		return p, sum, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", "", err
+	}
+	return p, sum, writeAtomic(p, combined, 0o644)
 }
 
 func fileExists(p string) bool {

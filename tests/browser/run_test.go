@@ -146,8 +146,9 @@ func runEveryPanel(t *testing.T, tb *tab, url string) []panelResult {
 // with netlify.toml's headers and runs every program in Chromium: the
 // output streamed into the page must match the transcript, in both themes
 // and at phone width; changed flags must change the output as the program
-// says; a loopback socket program runs on the page's in-process network; a
-// program that needs a disk is marked not runnable with the reason; without
+// says; a loopback socket program runs on the page's in-process network, a
+// program that keeps a file runs on the page's in-memory file system; a
+// program that starts a process is marked not runnable with the reason; without
 // JavaScript the panels stay hidden and the transcripts are all there is.
 func TestRunPanels(t *testing.T) {
 	bctx := newBrowser(t)
@@ -159,19 +160,22 @@ func TestRunPanels(t *testing.T) {
 	tb := newTab(t, bctx)
 
 	results := runEveryPanel(t, tb, url)
-	if len(results) != 4 {
-		t.Fatalf("%d runnable transcripts, want 4 (count twice, fail, dial)", len(results))
+	if len(results) != 5 {
+		t.Fatalf("%d runnable transcripts, want 5 (count twice, fail, dial, disk)", len(results))
 	}
 
 	notes := eval[string](tb, `Array.from(document.querySelectorAll(".run-note"), function(n){return n.textContent;}).join("\n")`)
-	if !strings.Contains(notes, "go run ./examples/disk): in node ") || !strings.Contains(notes, "not implemented on js") {
-		t.Errorf("the notes %q do not say why disk cannot run in the page (its output in a JavaScript engine)", notes)
+	if !strings.Contains(notes, "go run ./examples/spawn): in node ") || !strings.Contains(notes, "not implemented on js") {
+		t.Errorf("the notes %q do not say why spawn cannot run in the page (its output in a JavaScript engine)", notes)
 	}
 	if !strings.Contains(notes, "go run ./examples/rlimit): does not build for js/wasm: examples/rlimit/main.go:11:") {
 		t.Errorf("the notes %q do not say why rlimit cannot run, at file:line", notes)
 	}
-	if eval[bool](tb, `!!document.querySelector('.run[data-pkg="./examples/disk"]')`) {
-		t.Error("the disk program got a run panel")
+	if eval[bool](tb, `!!document.querySelector('.run[data-pkg="./examples/spawn"]')`) {
+		t.Error("the spawn program got a run panel")
+	}
+	if !eval[bool](tb, `!!document.querySelector('.run[data-pkg="./examples/disk"]')`) {
+		t.Error("the file program has no run panel")
 	}
 	if !eval[bool](tb, `!!document.querySelector('.run[data-pkg="./examples/dial"]')`) {
 		t.Error("the loopback program has no run panel")
@@ -214,8 +218,8 @@ func TestRunPanels(t *testing.T) {
 	if got := eval[int](nj, `Array.from(document.querySelectorAll(".run")).filter(function(p){return p.getClientRects().length > 0;}).length`); got != 0 {
 		t.Errorf("without JavaScript %d run panels are shown", got)
 	}
-	if got := eval[int](nj, `document.querySelectorAll('.code-block[data-lang="console"]').length`); got != 6 {
-		t.Errorf("without JavaScript %d transcripts, want 6", got)
+	if got := eval[int](nj, `document.querySelectorAll('.code-block[data-lang="console"]').length`); got != 7 {
+		t.Errorf("without JavaScript %d transcripts, want 7", got)
 	}
 	if !eval[bool](nj, `document.querySelector(".run-note").getClientRects().length > 0`) {
 		t.Error("without JavaScript the not-runnable note is hidden")

@@ -50,7 +50,10 @@ const MaxRetryWait = 5 * time.Second
 // NewClient returns a client that presents cert (issued by a) and trusts
 // only servers certified by a.
 func NewClient(a *Authority, cert tls.Certificate, addrs ...string) *Client {
-	tr := &http.Transport{TLSClientConfig: ClientTLS(a, cert), ForceAttemptHTTP2: true}
+	// The transport dials through package net, as on a host; in a browser
+	// page (js/wasm) a transport without a dialer would send requests
+	// through the browser's fetch, not to the page's own servers.
+	tr := &http.Transport{DialContext: (&net.Dialer{}).DialContext, TLSClientConfig: ClientTLS(a, cert), ForceAttemptHTTP2: true}
 	return &Client{addrs: addrs, http: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
 }
 

@@ -79,7 +79,9 @@ func run(out io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	lossy := &answerLoss{next: http.DefaultTransport}
+	// The transport dials through package net, as on a host; in a page
+	// (js/wasm) the default one would send requests through the browser.
+	lossy := &answerLoss{next: &http.Transport{DialContext: (&net.Dialer{}).DialContext}}
 	var quiet atomic.Bool
 	quiet.Store(true)
 	trace := func(name string) func(owner.Event) {

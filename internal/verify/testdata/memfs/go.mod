@@ -1,0 +1,3 @@
+module example.com/memfsprog
+
+go 1.26
