@@ -131,6 +131,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			defer pprof.StopCPUProfile()
 		}
 	}
+	if f := os.Getenv("BOOKGEN_MEMPROFILE"); f != "" {
+		defer peakHeapProfile(f)()
+	}
 
 	switch cmd {
 	case "build":
