@@ -91,7 +91,8 @@ type Result struct {
 // KeepWarm makes the builds that share opt keep, between one build and
 // the next, everything a later build can reuse (bookgen serve): the
 // chapter files read (book.Cache), the expanded chapters (expand.Cache),
-// the parsed Go fragments (verify.FragmentCache), the rendered chapters
+// the parsed Go fragments (verify.FragmentCache) and chapters
+// (verify.MarkdownCache), the rendered chapters
 // (render.Cache) and the site's files (site.Incremental). A cache already
 // set is kept. The build owns these: its caller says only that builds
 // follow one another.
@@ -104,6 +105,9 @@ func (opt *Options) KeepWarm() {
 	}
 	if opt.Verify.Fragments == nil {
 		opt.Verify.Fragments = &verify.FragmentCache{}
+	}
+	if opt.Verify.Markdown == nil {
+		opt.Verify.Markdown = &verify.MarkdownCache{}
 	}
 	if opt.Renders == nil {
 		opt.Renders = &render.Cache{}
@@ -217,11 +221,30 @@ func Build(ctx context.Context, opt Options) (res *Result, err error) {
 	if rep != nil {
 		claims, programs, verdicts = rep.Claims, rep.Programs, rep.Blocks
 	}
-	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, claims, programs, verdicts, figureCache(ctx, opt, b))
+	// A one-shot build keeps the rendered bodies in a file rather than in
+	// memory (render.Spool); builds that follow one another (serve) keep
+	// their pages, which the next build reuses.
+	var spool *render.Spool
+	if opt.Renders == nil && opt.Incremental == nil {
+		if spool, err = newSpool(opt, b); err != nil {
+			return res, err
+		}
+		defer spool.Close()
+	}
+	pages, rendered, reused, err := renderAll(ctx, b, docs, opt.Renders, spool, claims, programs, verdicts, figureCache(ctx, opt, b))
 	if err != nil {
 		return res, err
 	}
 	res.Rendered, res.Reused = rendered, reused
+	if spool != nil {
+		// A one-shot build is done with the chapters' text once they are
+		// rendered: the site is written from the pages. Their origins stay,
+		// for includedFrom.
+		for _, d := range docs {
+			d.Markdown = nil
+			d.Chapter.Source = nil
+		}
+	}
 	for _, pg := range pages {
 		res.Warnings = append(res.Warnings, pg.Warnings...)
 	}
@@ -310,13 +333,27 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 	if err == nil {
 		// Render too, dropping the pages, so that a figure that does
 		// not draw or a broken link fails test as it fails build.
-		_, _, _, err = renderAll(ctx, b, docs, nil, rep.Claims, rep.Programs, rep.Blocks, figureCache(ctx, opt, b))
+		_, _, _, err = renderAll(ctx, b, docs, nil, nil, rep.Claims, rep.Programs, rep.Blocks, figureCache(ctx, opt, b))
 	}
 	if err == nil {
 		_, err = renderNotFound(b, nfDoc, rep.Blocks)
 	}
 	res.Elapsed = time.Since(start)
 	return res, err
+}
+
+// newSpool makes the file the build's rendered bodies are kept in, in the
+// cache folder (.bookgen-cache, or CacheDir), which is on the book's disk
+// where os.TempDir may be memory (tmpfs).
+func newSpool(opt Options, b *book.Book) (*render.Spool, error) {
+	dir := opt.Verify.CacheDir
+	if dir == "" {
+		dir = filepath.Join(b.Root, ".bookgen-cache")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return render.NewSpool("")
+	}
+	return render.NewSpool(dir)
 }
 
 // figureCache returns the cache of drawn figures, kept between builds
@@ -485,7 +522,7 @@ func PrintError(w io.Writer, err error) {
 // has a Renderer of its own (a Renderer serves one goroutine); they share
 // the caches (figures is safe for concurrent use). Errors are returned in
 // chapter order.
-func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, claims []verify.Claim, programs []verify.Program, verdicts []verify.BlockVerdict, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
+func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *render.Cache, spool *render.Spool, claims []verify.Claim, programs []verify.Program, verdicts []verify.BlockVerdict, figures *render.FigureCache) (pages []*render.Page, rendered, reused int, err error) {
 	pages = make([]*render.Page, len(docs))
 	errs := make([]error, len(docs))
 	workers := min(runtime.GOMAXPROCS(0), len(docs))
@@ -498,6 +535,7 @@ func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *ren
 			defer wg.Done()
 			r := render.New(b)
 			r.Cache = cache
+			r.Spool = spool
 			r.SetClaims(claims)
 			r.SetPrograms(programs)
 			r.SetVerdicts(verdicts)

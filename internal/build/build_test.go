@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -547,4 +548,73 @@ func TestKeepWarm(t *testing.T) {
 	if opt.Renders != mine {
 		t.Error("KeepWarm replaced a cache already set")
 	}
+}
+
+// TestOneShotBuildSpoolsBodies builds one book as a one-shot build (whose
+// rendered bodies go to a render.Spool and whose chapters' text is let go
+// once rendered) and with a render.Cache (pages kept in memory, as serve
+// keeps them): every file of the two sites must be the same, the spool file
+// must be gone after the build, and the one-shot build must have kept no
+// chapter text.
+func TestOneShotBuildSpoolsBodies(t *testing.T) {
+	files := map[string]string{
+		"book/SUMMARY.md": "# Summary\n\n- [A](a.md)\n- [B](b.md)\n",
+		"book/a.md":       "# A\n\nSee [the epochs](b.md#epochs) and <span id=\"raw\">a raw id</span>.\n\n```go\nfunc f() int { return 7 }\n```\n",
+		"book/b.md":       "# B\n\n## Epochs\n\nBack to [A](a.md#raw).\n\n" + strings.Repeat("A paragraph about fencing tokens. ", 400) + "\n",
+	}
+	root := writeRepo(t, files)
+	cache := t.TempDir()
+	build := func(warm bool) (*Result, string) {
+		opt := Options{Root: root, Out: filepath.Join(t.TempDir(), "site")}
+		opt.Verify.CacheDir = cache
+		if warm {
+			// Pages kept in memory (a render.Cache, as serve has), but a
+			// site written whole, as a one-shot build writes it.
+			opt.Renders = &render.Cache{}
+		}
+		res, err := Build(t.Context(), opt)
+		if err != nil {
+			t.Fatalf("Build (warm %v): %v", warm, err)
+		}
+		return res, res.Out
+	}
+	res, oneShot := build(false)
+	for _, ch := range res.Book.Chapters {
+		if ch.Source != nil {
+			t.Errorf("the one-shot build kept %s's text", ch.Path)
+		}
+	}
+	_, warm := build(true)
+	n := 0
+	err := filepath.WalkDir(warm, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(warm, p)
+		want, _ := os.ReadFile(p)
+		got, err := os.ReadFile(filepath.Join(oneShot, rel))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s differs between the one-shot build and the warm one (%v): %s", rel, err, firstDiff(got, want))
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 5 {
+		t.Fatalf("compared %d files: %v", n, err)
+	}
+	left, _ := filepath.Glob(filepath.Join(cache, "bookgen-bodies-*"))
+	if len(left) > 0 {
+		t.Errorf("spool files left after the build: %v", left)
+	}
+}
+
+// firstDiff returns the first line where got and want differ.
+func firstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d is %q, want %q", i+1, g[i], w[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(g), len(w))
 }

@@ -65,6 +65,8 @@ type Page struct {
 	// Files are the files the page's run panels load (see SetPrograms),
 	// for the site to copy under their names.
 	Files []File
+
+	body spooled // where HTML is, when the Renderer had a Spool (see Body)
 }
 
 // ExternalLink is a link that leaves the site.
@@ -111,6 +113,10 @@ type Renderer struct {
 	// Figures draws the d2 and goat blocks (see DrawFigure) and keeps
 	// the drawings; nil draws every figure afresh.
 	Figures *FigureCache
+	// Spool, when set, receives every rendered body, and the Page's HTML
+	// is left nil (see Page.Body). Not used with Cache, whose pages
+	// outlive the build.
+	Spool *Spool
 
 	book     *book.Book
 	md       goldmark.Markdown
@@ -304,6 +310,14 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 		return nil, &diag.Error{File: d.Chapter.File(), Msg: "rendering: " + err.Error()}
 	}
 	pg.HTML = append(buf.Bytes(), pm.html()...)
+	if r.Spool != nil && r.Cache == nil {
+		off, err := r.Spool.put(pg.HTML)
+		if err != nil {
+			return nil, &diag.Error{File: d.Chapter.File(), Msg: err.Error()}
+		}
+		pg.body = spooled{spool: r.Spool, off: off, n: len(pg.HTML)}
+		pg.HTML = nil
+	}
 	return pg, nil
 }
 

@@ -103,7 +103,7 @@ func (c *printCache) sections(b *book.Book, pages []*render.Page, ids map[string
 	out := make([][]byte, len(b.Chapters))
 	if c == nil {
 		for i, ch := range b.Chapters {
-			out[i] = printChapter(ch, pages[i].HTML, ids)
+			out[i] = printChapter(ch, pages[i].HTML, ids) // never spooled: only serve keeps a printCache, and its pages are in memory
 		}
 		return out
 	}
@@ -142,13 +142,17 @@ type idCache struct {
 }
 
 // sets returns pageIDs of every page, from c where it can.
-func (c *idCache) sets(pages []*render.Page) []map[string]bool {
+func (c *idCache) sets(pages []*render.Page) ([]map[string]bool, error) {
 	out := make([]map[string]bool, len(pages))
 	if c == nil {
 		for i, pg := range pages {
-			out[i] = pageIDs(pg)
+			set, err := pageIDs(pg)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = set
 		}
-		return out
+		return out, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -156,12 +160,15 @@ func (c *idCache) sets(pages []*render.Page) []map[string]bool {
 	for i, pg := range pages {
 		set, ok := c.entries[pg]
 		if !ok {
-			set = pageIDs(pg)
+			var err error
+			if set, err = pageIDs(pg); err != nil {
+				return nil, err
+			}
 		}
 		out[i], next[pg] = set, set
 	}
 	c.entries = next
-	return out
+	return out, nil
 }
 
 // pageMemo remembers one generated page that shows the book's outline but

@@ -287,7 +287,11 @@ func printParts(b *book.Book, pages []*render.Page, a assets, pc *printCache) (*
 			if sections != nil {
 				bw.Write(sections[i])
 			} else {
-				bw.Write(printChapter(ch, pages[i].HTML, chapters))
+				body, err := pages[i].Body()
+				if err != nil {
+					return err
+				}
+				bw.Write(printChapter(ch, body, chapters))
 			}
 			bw.WriteString("</section>\n")
 		}

@@ -23,7 +23,10 @@ func CheckLinks(b *book.Book, pages []*render.Page) (warnings []*diag.Error, err
 // checkLinks is CheckLinks, taking each page's ids from c (when not nil)
 // where it can.
 func checkLinks(b *book.Book, pages []*render.Page, c *idCache) ([]*diag.Error, error) {
-	sets := c.sets(pages)
+	sets, err := c.sets(pages)
+	if err != nil {
+		return nil, err
+	}
 	ids := make(map[string]map[string]bool, len(pages))
 	for i, ch := range b.Chapters {
 		ids[ch.Path] = sets[i]
@@ -49,14 +52,17 @@ func checkLinks(b *book.Book, pages []*render.Page, c *idCache) ([]*diag.Error, 
 
 // pageIDs returns the ids of the elements of pg: its headings' and those
 // of every id attribute of its HTML.
-func pageIDs(pg *render.Page) map[string]bool {
+func pageIDs(pg *render.Page) (map[string]bool, error) {
 	set := map[string]bool{}
 	for _, h := range pg.Headings {
 		set[h.ID] = true
 	}
-	h := pg.HTML
+	h, err := pg.Body()
+	if err != nil {
+		return nil, err
+	}
 	eachAttr(h, []string{"id"}, func(_ string, _, vs, ve int) {
 		set[html.UnescapeString(string(h[vs:ve]))] = true
 	})
-	return set
+	return set, nil
 }

@@ -94,7 +94,11 @@ func page(tmpl *template.Template, sb *sidebars, b *book.Book, pages []*render.P
 	} else {
 		d.TOC = toc(b.Items, ch, root)
 	}
-	d.Content = template.HTML(pg.HTML)
+	body, err := pg.Body()
+	if err != nil {
+		return nil, err
+	}
+	d.Content = template.HTML(body)
 	d.Description = describe(pg.Summary, b.Config.Description)
 	if isIndex && b.Config.Description != "" {
 		d.Description = b.Config.Description
@@ -128,9 +132,9 @@ func page(tmpl *template.Template, sb *sidebars, b *book.Book, pages []*render.P
 	d.LongTOC = len(d.OnThisPage) >= LongChapter
 	if d.LongTOC {
 		// The in-page table of contents goes below the chapter's title.
-		if i := bytes.Index(pg.HTML, []byte("</h1>")); i >= 0 {
-			d.Lead = template.HTML(pg.HTML[:i+len("</h1>")])
-			d.Content = template.HTML(pg.HTML[i+len("</h1>"):])
+		if i := bytes.Index(body, []byte("</h1>")); i >= 0 {
+			d.Lead = template.HTML(body[:i+len("</h1>")])
+			d.Content = template.HTML(body[i+len("</h1>"):])
 		}
 	}
 	return execute(tmpl, d, sitePath)

@@ -25,6 +25,10 @@ type mdCache[V any] struct {
 	seed    maphash.Seed
 	entries map[uint64]mdEntry[V]
 	same    map[sameKey]V
+	// identity keeps only same: a cache for one verification, where the
+	// same Doc's Markdown is asked for again and nothing outlives it, has
+	// no use for a copy of every chapter's text.
+	identity bool
 }
 
 const mdCacheMax = 20000
@@ -66,6 +70,15 @@ func (c *mdCache[V]) get(key string, md []byte, f func(key string, md []byte) V)
 			return v
 		}
 	}
+	if c.identity {
+		v := f(key, md)
+		if byID {
+			c.mu.Lock()
+			c.same[sk] = v
+			c.mu.Unlock()
+		}
+		return v
+	}
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	h.WriteString(key)
@@ -96,21 +109,61 @@ func (c *mdCache[V]) get(key string, md []byte, f func(key string, md []byte) V)
 	return v
 }
 
-// blockCache holds markdown.FindBlocks of the chapters seen (key "").
-var blockCache = newMDCache[[]markdown.Block]()
-
-// findBlocksCached is markdown.FindBlocks through blockCache. The blocks returned
-// are shared: callers must not modify them.
-func findBlocksCached(md []byte) []markdown.Block {
-	return blockCache.get("", md, func(_ string, md []byte) []markdown.Block { return markdown.FindBlocks(md) })
+// MarkdownCache remembers what verification parses out of each chapter's
+// Markdown, its fenced blocks (markdown.FindBlocks) and its claim links
+// (markdown.ClaimLinks), so that a rebuild parses only the chapters whose
+// Markdown changed (see mdCache). Builds that follow one another (bookgen
+// serve) share one through Options.Markdown; without one, a Verify parses
+// into a cache of its own and drops it when it returns, so that a one-shot
+// build of a large book does not keep a parse of every chapter to its
+// end. The zero value is ready to use; a nil *MarkdownCache parses
+// without remembering. It is safe for concurrent use.
+type MarkdownCache struct {
+	once   sync.Once
+	blocks *mdCache[[]markdown.Block]
+	claims *mdCache[[]markdown.ClaimLink]
+	// oneVerify marks the cache a Verify makes for itself: it finds a
+	// chapter again by its Markdown's identity only (see mdCache.identity).
+	oneVerify bool
 }
 
-// prefetch fills blockCache and claimLinkCache for docs on every core, so
-// that Verify's walk through the chapters in order (which must stay in
-// order: its reports and errors are) finds each chapter's blocks and claim
-// links already parsed. Parsing is most of a large book's verification
-// when no check has to run.
-func prefetch(docs []*expand.Doc) {
+func (c *MarkdownCache) init() {
+	c.once.Do(func() {
+		c.blocks = newMDCache[[]markdown.Block]()
+		c.claims = newMDCache[[]markdown.ClaimLink]()
+		c.blocks.identity, c.claims.identity = c.oneVerify, c.oneVerify
+	})
+}
+
+// findBlocks is markdown.FindBlocks through c. The blocks returned are
+// shared: callers must not modify them.
+func (c *MarkdownCache) findBlocks(md []byte) []markdown.Block {
+	if c == nil {
+		return markdown.FindBlocks(md)
+	}
+	c.init()
+	return c.blocks.get("", md, func(_ string, md []byte) []markdown.Block { return markdown.FindBlocks(md) })
+}
+
+// claimLinks is markdown.ClaimLinks through c (the key is the chapter's
+// file). It holds what the Markdown alone tells (the links, their lines
+// and text); the Go files the links name and the origins of the lines are
+// looked at again on every build (FindClaims), so an edit to a test file
+// is seen. The links returned are shared: callers must not modify them.
+func (c *MarkdownCache) claimLinks(chFile string, md []byte) []markdown.ClaimLink {
+	if c == nil {
+		return markdown.ClaimLinks(chFile, md)
+	}
+	c.init()
+	return c.claims.get(chFile, md, markdown.ClaimLinks)
+}
+
+// prefetch fills c for docs on every core, so that Verify's walk through
+// the chapters in order (which must stay in order: its reports and errors
+// are) finds each chapter's blocks and claim links already parsed.
+// Parsing is most of a large book's verification when no check has to
+// run.
+func prefetch(c *MarkdownCache, docs []*expand.Doc) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(docs)) {
@@ -122,8 +175,8 @@ func prefetch(docs []*expand.Doc) {
 				if i >= len(docs) {
 					return
 				}
-				findBlocksCached(docs[i].Markdown)
-				claimLinksCached(docs[i].Chapter.File(), docs[i].Markdown)
+				c.findBlocks(docs[i].Markdown)
+				c.claimLinks(docs[i].Chapter.File(), docs[i].Markdown)
 			}
 		}()
 	}

@@ -15,7 +15,7 @@ import (
 // same chapter after an edit to its Markdown, to its path, to the origin
 // of its lines and to the test file a link names: each change must show,
 // although the second and later parses of unchanged Markdown come from
-// claimLinkCache.
+// a MarkdownCache.
 func TestClaimLinkCacheSeesEdits(t *testing.T) {
 	root := t.TempDir()
 	testFile := filepath.Join(root, "examples", "x", "x_test.go")
@@ -35,9 +35,10 @@ func TestClaimLinkCacheSeesEdits(t *testing.T) {
 		}
 		return d
 	}
+	mc := &MarkdownCache{}
 	find := func(d *expand.Doc) string {
 		t.Helper()
-		claims, errs := FindClaims(root, d)
+		claims, errs := findClaimsIn(mc, root, d)
 		var out []string
 		for _, c := range claims {
 			out = append(out, c.File+":"+strconv.Itoa(c.Line)+" "+c.ID+" "+c.Text)

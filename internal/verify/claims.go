@@ -96,7 +96,12 @@ func (c Claim) Command() string {
 // an error at the link's line for each that does not name a test,
 // fuzz target or example with output that go test runs.
 func FindClaims(root string, d *expand.Doc) ([]Claim, diag.List) {
-	links := claimLinksCached(d.Chapter.File(), d.Markdown)
+	return findClaimsIn(nil, root, d)
+}
+
+// findClaimsIn is FindClaims with the claim links parsed through c.
+func findClaimsIn(c *MarkdownCache, root string, d *expand.Doc) ([]Claim, diag.List) {
+	links := c.claimLinks(d.Chapter.File(), d.Markdown)
 	var out []Claim
 	var errs diag.List
 	count := map[string]int{}
@@ -338,7 +343,7 @@ func (v *verifier) findClaims(docs []*expand.Doc) ([]Claim, diag.List) {
 	var all []Claim
 	var errs diag.List
 	for _, d := range docs {
-		c, e := FindClaims(v.root, d)
+		c, e := findClaimsIn(v.md, v.root, d)
 		all = append(all, c...)
 		errs = append(errs, e...)
 	}

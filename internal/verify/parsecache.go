@@ -24,7 +24,7 @@ type FragmentCache struct {
 	mu    sync.Mutex
 	texts map[string]struct{}
 	// blocks holds the fragments that parsed by identity: the blocks of an
-	// unchanged chapter are the same markdown.Block values again (findBlocksCached),
+	// unchanged chapter are the same markdown.Block values again (MarkdownCache.findBlocks),
 	// so they are found without joining and hashing their lines.
 	blocks map[*markdown.Block]struct{}
 }
@@ -33,7 +33,7 @@ const fragmentCacheMax = 100000
 
 // check is checkFragment through c; cached tells that the fragment had
 // parsed before and was not parsed now.
-// blk is one of the shared blocks of findBlocksCached.
+// blk is one of the shared blocks of MarkdownCache.findBlocks.
 func (c *FragmentCache) check(d *expand.Doc, blk *markdown.Block) (err *diag.Error, cached bool) {
 	if c == nil {
 		return checkFragment(d, *blk), false

@@ -113,6 +113,10 @@ type Options struct {
 	// that the next verification (bookgen serve) does not parse them
 	// again (see FragmentCache).
 	Fragments *FragmentCache
+	// Markdown, when set, remembers each chapter's fenced blocks and claim
+	// links for the next verification (see MarkdownCache); nil parses
+	// them for this one only.
+	Markdown *MarkdownCache
 
 	// exec runs processes; nil means execProcess. Tests count calls.
 	exec execFunc
@@ -175,6 +179,10 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		goCmd:  opt.GoCmd,
 		exec:   opt.exec,
 		listed: map[string]*listCall{},
+		md:     opt.Markdown,
+	}
+	if v.md == nil {
+		v.md = &MarkdownCache{oneVerify: true}
 	}
 	if v.goCmd == "" {
 		v.goCmd = "go"
@@ -216,9 +224,9 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 		add("go vet "+p, v.packageJob("vet", p))
 		add("go test "+p, v.packageJob("test", p))
 	}
-	prefetch(docs)
+	prefetch(v.md, docs)
 	for _, d := range docs {
-		blks := findBlocksCached(d.Markdown)
+		blks := v.md.findBlocks(d.Markdown)
 		for i, blk := range blks {
 			verdict := func(v Verdict, check string) {
 				rep.Blocks = append(rep.Blocks, verdictOf(d.Chapter.Path, i, blk, v, check))
@@ -294,7 +302,7 @@ func Verify(ctx context.Context, b *book.Book, docs []*expand.Doc, opt Options) 
 	}
 
 	if v.module != "" {
-		pkgs, runs := programRuns(docs)
+		pkgs, runs := programRuns(v.md, docs)
 		for _, p := range pkgs {
 			add("wasm "+p, v.wasmJob(p, runs[p]))
 		}
@@ -424,6 +432,7 @@ type verifier struct {
 	exec    execFunc
 	cache   *cache
 	timeout time.Duration
+	md      *MarkdownCache // Options.Markdown, or one for this Verify
 
 	verOnce sync.Once
 	version string

@@ -537,11 +537,11 @@ func fold(e ast.Expr) constant.Value {
 // programRuns returns the packages of every "$ go run ./examples/..." of
 // docs' console blocks, each once, in reading order, with the transcript
 // commands that run each.
-func programRuns(docs []*expand.Doc) ([]string, map[string][]pageRun) {
+func programRuns(mc *MarkdownCache, docs []*expand.Doc) ([]string, map[string][]pageRun) {
 	runs := map[string][]pageRun{}
 	var out []string
 	for _, d := range docs {
-		for _, blk := range findBlocksCached(d.Markdown) {
+		for _, blk := range mc.findBlocks(d.Markdown) {
 			if blk.Lang != "console" {
 				continue
 			}

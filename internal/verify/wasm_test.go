@@ -38,7 +38,7 @@ func TestProgramRuns(t *testing.T) {
 	md := "# C\n\n```console\n$ go run ./examples/a -n 2\nout\n$ go test ./examples/b\nok\n$ go run ./examples/c/\n$ go run x.go\n```\n\n" +
 		"```console ignore\n$ go run ./examples/d\n```\n\n```console timeout=3m\n$ go run ./examples/a\n```\n"
 	d := &expand.Doc{Chapter: &book.Item{Title: "C", Path: "c.md"}, Markdown: []byte(md)}
-	pkgs, runs := programRuns([]*expand.Doc{d})
+	pkgs, runs := programRuns(nil, []*expand.Doc{d})
 	if want := []string{"./examples/a", "./examples/c"}; !reflect.DeepEqual(pkgs, want) {
 		t.Errorf("packages %q, want %q", pkgs, want)
 	}
