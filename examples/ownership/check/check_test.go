@@ -255,7 +255,7 @@ func TestReorderBudget(t *testing.T) {
 // A late request that takes effect (possible only in the mutant without
 // request epochs) is reported as a violation (Intent: nobody asked for it
 // at the epoch it took effect at), and the state it leaves is the state the
-// record reached: the floor is burnt to the epoch
+// record reached: the floor is raised to the epoch
 // the transition allocated and the owner of an acquired epoch is recorded.
 // A search that looks past the violation (DuplicatedBeginTransfer) goes on
 // from that state, not from one with a stale floor.
@@ -266,7 +266,7 @@ func TestLateRequestCompletesItsTransition(t *testing.T) {
 		if _, err := s.rec.Apply(ownership.Command{Op: ownership.OpRevoke, To: nodeNames[0], Epoch: e}); err != nil {
 			t.Fatal(err)
 		}
-		m.burn(s, s.rec.CurrentEpoch())
+		m.raiseFloor(s, s.rec.CurrentEpoch())
 	}
 	// Acquire(A)@42 arrives at Unowned(43, A).
 	c := s.clone()

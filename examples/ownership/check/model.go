@@ -639,10 +639,10 @@ func msgLess(a, b msg) bool {
 	return a.cmd.Epoch < b.cmd.Epoch
 }
 
-// burn raises the durable floor to e: the service writes every allocated
+// raiseFloor raises the durable floor to e: the service writes every allocated
 // epoch down before the state that uses it is visible, which the model
 // makes one atomic step.
-func (m *model) burn(s *State, e ownership.Epoch) {
+func (m *model) raiseFloor(s *State, e ownership.Epoch) {
 	if e > s.floor {
 		s.floor = e
 	}
@@ -758,7 +758,7 @@ func (m *model) restartRecord(s *State, j int) {
 		panic(err)
 	}
 	s.rec = rec
-	m.burn(s, e)
+	m.raiseFloor(s, e)
 	if k := slot(e); s.named[k] == 0 {
 		s.named[k] = int8(j + 1)
 	}
@@ -849,7 +849,7 @@ func (m *model) deliverRequest(s, c *State, mm msg) *Violation {
 	// violations are reported in a fixed order of priority.
 	op := mm.cmd.Op
 	if op == ownership.OpBeginTransfer || op == ownership.OpRevoke || (op == ownership.OpAbort && m.mut != AbortWithoutFloor) {
-		m.burn(c, c.rec.CurrentEpoch())
+		m.raiseFloor(c, c.rec.CurrentEpoch())
 	}
 	if e := c.rec.CurrentEpoch(); e > cur && e < firstEpoch+maxEpochs {
 		// The issuer's choice for the new epoch: the target it named, or
