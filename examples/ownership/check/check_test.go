@@ -281,3 +281,19 @@ func TestLateRequestCompletesItsTransition(t *testing.T) {
 		t.Fatalf("late BeginTransfer: %v, floor %d, want Intent and floor 44", v, d.floor)
 	}
 }
+
+// A write a server applies is applied in full before a violation is
+// reported: here the highest-epoch server admits a write at 42 from B,
+// which never owned 42 (OneMutator), and its applied maximum is 42
+// afterwards, so that a search looking past this violation goes on from
+// the server's real state and would see a later write at 41 as out of
+// order.
+func TestViolatingWriteCompletesItsApply(t *testing.T) {
+	m := &model{b: Bounds{Nodes: 2, Epochs: 2, InFlight: 2}, mut: Real}
+	s := initial()
+	v, _, applied := m.deliverWrite(s, msg{kind: write, from: 1, to: highest, epoch: 42})
+	if v == nil || v.Property != OneMutator || !applied || s.srv[highest].max != 42 || s.srv[highest].seen.Highest != 42 {
+		t.Fatalf("write B@42: violation %v, applied %v, server max %d, HighestSeen %d; want OneMutator, applied, 42, 42",
+			v, applied, s.srv[highest].max, s.srv[highest].seen.Highest)
+	}
+}

@@ -962,24 +962,25 @@ func (m *model) deliverWrite(c *State, mm msg) (*Violation, bool, bool) {
 		}
 		return nil, false, false
 	}
+	// The server applied the write: its ghost maximum follows before any
+	// violation is reported, so that a search that goes on past a
+	// violation it is not looking for (run's accept) goes on from the state
+	// the server really reached. The first violation is reported.
 	sv := &c.srv[mm.to]
+	prev := sv.max
+	sv.max = max(prev, e)
 	cur := c.rec.CurrentEpoch()
-	note := false
-	if e < cur {
-		if mm.to == checking {
-			return &Violation{CheckingCurrent, fmt.Sprintf("the %s applied %s@%d with the record at %d", serverNames[checking], nodeNames[mm.from], e, cur)}, false, true
-		}
-		note = true
-	}
-	if e < sv.max {
-		return &Violation{ServerOrder, fmt.Sprintf("the %s applied a write at %d after one at %d", serverNames[mm.to], e, sv.max)}, note, true
-	}
-	// One writer per epoch: a write at e must come from the node that owned
-	// e (a token is only ever taken from the record by its owner).
-	if owner := c.ownerAt[slot(e)]; owner != mm.from+1 {
+	note := e < cur && mm.to == highest
+	switch {
+	case e < cur && mm.to == checking:
+		return &Violation{CheckingCurrent, fmt.Sprintf("the %s applied %s@%d with the record at %d", serverNames[checking], nodeNames[mm.from], e, cur)}, false, true
+	case e < prev:
+		return &Violation{ServerOrder, fmt.Sprintf("the %s applied a write at %d after one at %d", serverNames[mm.to], e, prev)}, note, true
+	case c.ownerAt[slot(e)] != mm.from+1:
+		// One writer per epoch: a write at e must come from the node that
+		// owned e (a token is only ever taken from the record by its owner).
 		return &Violation{OneMutator, fmt.Sprintf("the %s applied a write at epoch %d from %s, which never owned it", serverNames[mm.to], e, nodeNames[mm.from])}, note, true
 	}
-	sv.max = e
 	return nil, note, true
 }
 
