@@ -6,32 +6,40 @@
 //
 // The model is of package ownership, not a copy of it: the record is an
 // *ownership.Actor, requests are ownership.Commands applied with
-// Actor.Apply, authority is Actor.MayMutate and the record-checking server
-// calls ownership.ValidFence. Only a Mutation replaces one of those pieces,
-// to show that the checker catches the bug it introduces.
+// Actor.Apply, authority is Actor.MayMutate, the highest-epoch server is an
+// ownership.HighestSeen and the record-checking server calls
+// ownership.ValidFence. Only a Mutation replaces one of those pieces, to
+// show whether the checker catches the bug it introduces.
 //
 // What is modelled (chapter "One owner at a time", section
 // "Checked exhaustively"):
 //
 //   - the record: one actor, created Owned(A, 41), and its durable epoch
-//     floor (the highest epoch ever burnt, as in the ownership service);
+//     floor (the highest epoch ever written down, as in the ownership
+//     service);
 //   - each node's view: the token it holds (kept on disk, so it survives a
-//     crash), a crashed flag, and its pending requests, the messages it has
-//     in flight. A node reads the record and sends the request its role
-//     calls for in one step, stamped with the epoch it read; a read acted
-//     on later is a request the network delays;
-//   - a bounded network: a multiset of requests (node to record) that
-//     delivers them in any order (reordering is not budgeted: any order is
-//     allowed) and, within budgets, duplicates and loses them. Writes go to
-//     the servers directly; a delayed write is a node that writes later
-//     with the token it kept;
-//   - a coordinator that may Abort a transfer, Revoke to any node (a healthy
-//     owner included) or restart the record (which forgets the actor and
-//     re-creates it above its floor) at any moment, within a budget of
-//     interruptions;
+//     crash) and a crashed flag. A node reads the record and sends the
+//     request its role calls for in one step, stamped with the epoch it
+//     read; a read acted on later is a request the network delays. Within a
+//     budget (Bounds.Rogue) a node also sends a request its role does not
+//     call for (a confused or misinformed node), which the record must
+//     refuse. The outgoing owner of a handover sends the incoming node a
+//     grant naming the new epoch; a node that receives a grant passing
+//     ValidFence asks to acquire at its epoch. A node holding a token sends
+//     writes stamped with it to either server;
+//   - a bounded network of messages: node requests, the coordinator's
+//     commands, grants and writes, delivered in any order (or in send
+//     order with a budget of overtakes) and, within budgets, duplicated
+//     and lost;
+//   - a coordinator that may send Abort or Revoke (to any node, a healthy
+//     owner included) stamped with the epoch it read, or restart the record
+//     (which forgets the actor and re-creates it above its floor), within a
+//     budget of interruptions;
 //   - two resource servers: one keeps only the highest epoch it has seen
-//     (ownership.HighestSeen), the other checks each write against the
-//     record (ownership.ValidFence).
+//     (ownership.HighestSeen, kept in the state), the other checks each
+//     write against the record (ownership.ValidFence);
+//   - ghosts: who owned each epoch, whom each epoch was allocated for, and
+//     every request ever issued, for the properties.
 package check
 
 import (
@@ -72,8 +80,9 @@ type Bounds struct {
 	Loss       int // messages the network may lose
 	Interrupts int // coordinator interventions: Abort, Revoke, record restart
 	Crashes    int // node crashes
+	Rogue      int // requests sent by a node the record gives no role in them
 	InFlight   int // messages in the network at once
-	// InOrder makes the network deliver requests in the order they were
+	// InOrder makes the network deliver messages in the order they were
 	// sent, except for Reorder deliveries of a message ahead of an older
 	// one. Without it any order is allowed.
 	InOrder  bool
@@ -84,55 +93,79 @@ type Bounds struct {
 // Mutation names a deliberate bug, or none.
 type Mutation int
 
-// The mutations. Each replaces one mechanism of the protocol.
+// The mutations. Each replaces one rule of the protocol.
 const (
 	Real Mutation = iota
-	// EpochAtAcquire: the epoch the record fences with moves when the new
-	// owner acquires, not when the handover begins (and not on Abort or
-	// Revoke either).
+	// EpochAtAcquire: the record-checking server compares with the epoch
+	// of the last acquisition, as if the epoch moved when the new owner
+	// acquires, not when the handover begins (or on Abort or Revoke).
 	EpochAtAcquire
 	// AbortToOldOwner: Abort hands the actor back to the outgoing owner at
 	// its old epoch, Owned(From, OldEpoch), so its old token works again.
 	AbortToOldOwner
-	// AbortWithoutBurn: Abort allocates its epoch but does not burn it in
-	// the durable floor before the state is visible.
-	AbortWithoutBurn
-	// FenceEquals: both servers accept a write only at exactly the epoch
-	// they compare with (== instead of >=).
+	// AbortOwnedNewEpoch: Abort makes the outgoing owner the owner at the
+	// transfer's new epoch, Owned(From, NewEpoch), without an Acquire.
+	AbortOwnedNewEpoch
+	// AbortReusesEpoch: Abort gives Unowned(NewEpoch, From), spending no
+	// epoch of its own.
+	AbortReusesEpoch
+	// AbortWithoutFloor: Abort allocates its epoch but does not write it
+	// to the durable floor before the state is visible.
+	AbortWithoutFloor
+	// FenceEquals: ValidFence, at the record-checking server, passes only
+	// the current epoch itself (== instead of >=).
 	FenceEquals
+	// HighestEquals: HighestSeen admits only the highest epoch it has
+	// seen itself (== instead of >=).
+	HighestEquals
+	// HighestForgets: HighestSeen admits as before but does not raise its
+	// highest epoch to the one it admitted.
+	HighestForgets
 	// VolatileFloor: the epoch floor is kept in memory, so a record restart
 	// re-creates the actor at its first epoch.
 	VolatileFloor
-	// NoRequestEpochs: the record ignores the epoch a request was issued at
-	// (it applies a request whenever the state machine allows it).
+	// NoRequestEpochs: Apply ignores the epoch a command was issued at (it
+	// performs a command whenever the state machine allows it).
 	NoRequestEpochs
-	// AbortReusesEpoch: Abort gives Unowned(NewEpoch, From), spending no
-	// epoch of its own. Not in Mutations: see TestAbortReusingTheEpoch.
-	AbortReusesEpoch
+	// AcquireAnyCaller: Acquire lets any node acquire an Unowned actor,
+	// not only its intended owner.
+	AcquireAnyCaller
 	numMutations
 )
 
 // Mutations lists every mutation except Real, in table order.
-var Mutations = []Mutation{EpochAtAcquire, AbortToOldOwner, AbortWithoutBurn, FenceEquals, VolatileFloor, NoRequestEpochs}
+var Mutations = []Mutation{EpochAtAcquire, AbortToOldOwner, AbortOwnedNewEpoch, AbortReusesEpoch, AbortWithoutFloor,
+	FenceEquals, HighestEquals, HighestForgets, VolatileFloor, NoRequestEpochs, AcquireAnyCaller}
+
+// Equivalent holds the mutations that change no reachable behaviour, each
+// with the reason. WriteReport requires them to survive, every other
+// mutation to be caught.
+var Equivalent = map[Mutation]string{
+	FenceEquals: "no write carries an epoch above the record's current one (every token comes from the record, and the floor keeps the epoch from falling), so == and >= agree on every write that arrives",
+}
 
 func (m Mutation) String() string {
 	return [...]string{
 		"real model",
 		"epoch allocated at Acquire",
 		"Abort returns to the old owner",
+		"Abort gives Owned(A, 42)",
+		"Abort reusing epoch 42",
 		"Abort not raising the floor",
 		"ValidFence with ==",
+		"HighestSeen with ==",
+		"HighestSeen not raising its max",
 		"floor not durable",
 		"requests without epochs",
-		"Abort reusing the transfer's epoch",
+		"Acquire by any node",
 	}[m]
 }
 
 // Property names a safety property the checker verifies.
 type Property int
 
-// The properties. The first six are the ownership invariants; the last
-// three are about the resource servers.
+// The properties. The first six are the ownership invariants, the seventh
+// is about intent, the last four about the resource servers and grants.
 const (
 	OneMutator       Property = iota // at most one node may mutate; each server applies each epoch's writes from one node
 	EpochsNeverFall                  // the current epoch never decreases
@@ -140,9 +173,11 @@ const (
 	StaleInert                       // a token below the current epoch neither may mutate nor passes ValidFence
 	RefusalInert                     // a refused request changes nothing
 	RequestEpoch                     // a request issued at epoch e has no effect once the current epoch is past e
+	Intent                           // a transition happens only if its issuer asked for it at that epoch
 	ServerOrder                      // no server applies a write at e after one at e' > e
 	CheckingCurrent                  // the record-checking server applies no write below the record's current epoch
 	OwnerAccepted                    // a write whose token may mutate on arrival is applied
+	GrantFenced                      // a grant passes ValidFence only while the record names its node for its epoch
 	numProperties
 )
 
@@ -154,67 +189,83 @@ func (p Property) String() string {
 		"stale tokens inert",
 		"a refusal changes nothing",
 		"no effect once the epoch is past",
+		"only what was asked, at its epoch",
 		"writes applied in epoch order",
 		"record-checking server admits no fenced write",
 		"the owner's writes are applied",
+		"an abandoned grant is fenced",
 	}[p]
 }
 
-// msgKind tells requests from writes.
+// msgKind tells the messages apart.
 type msgKind uint8
 
 const (
-	request msgKind = iota
-	write
+	request msgKind = iota // a node's Command to the record
+	command                // the coordinator's Command to the record
+	grant                  // from the outgoing owner to the incoming node, naming the new epoch
+	write                  // a write to a server, stamped with the sender's token
 )
 
-// msg is a request in flight (a Command from node from to the record) or a
-// write (the epoch of from's token, to server; writes are not put in the
-// network, see successors).
+// msg is a message in flight. from is the sending node (unused for
+// commands); to is the server of a write or the node a grant is for.
 type msg struct {
-	kind   msgKind
-	from   int8
-	server int8
-	epoch  ownership.Epoch   // a write's token epoch
-	cmd    ownership.Command // a request
+	kind  msgKind
+	from  int8
+	to    int8
+	epoch ownership.Epoch   // a write's token epoch, a grant's epoch
+	cmd   ownership.Command // a request or command
 }
 
 func (m msg) String() string {
-	if m.kind == request {
+	switch m.kind {
+	case request, command:
 		return m.cmd.String()
+	case grant:
+		return fmt.Sprintf("%s's grant for %d to %s", nodeNames[m.from], m.epoch, nodeNames[m.to])
 	}
-	return fmt.Sprintf("write %s@%d to the %s", nodeNames[m.from], m.epoch, serverNames[m.server])
+	return fmt.Sprintf("write %s@%d to the %s", nodeNames[m.from], m.epoch, serverNames[m.to])
 }
 
-// node is one node's view: the token it holds and whether it is down. Its
-// pending requests are its messages in the network; what it last read of
-// the record is the epoch those requests carry.
+// node is one node's view: the token it holds and whether it is down.
 type node struct {
 	token   ownership.Epoch // epoch of the token it holds (on disk, so it survives a crash); 0 if none
 	crashed bool
 }
 
-// server is a resource server: the highest epoch it has applied a write at
-// (for the highest-epoch server also the highest it has seen, since it
-// accepts exactly the writes at or above it). Which node wrote at an epoch
-// needs no memory of its own: the ghost ownerAt says who owned it.
+// server is a resource server: max is the highest epoch it has applied a
+// write at (a ghost, for ServerOrder); seen is the highest-epoch server's
+// own state, the package's HighestSeen.
 type server struct {
-	max ownership.Epoch
+	max  ownership.Epoch
+	seen ownership.HighestSeen
+}
+
+// intent is one request ever issued: op, the issuing node (-1: the
+// coordinator), the node it names (-1: none) and its epoch.
+type intent struct {
+	op    ownership.Op
+	who   int8
+	to    int8
+	epoch ownership.Epoch
 }
 
 // State is one global state of the model.
 type State struct {
 	rec     *ownership.Actor
-	floor   ownership.Epoch // durable highest epoch ever burnt
+	floor   ownership.Epoch // durable highest epoch ever allocated
 	nodes   [maxNodes]node
 	net     []msg
 	srv     [2]server
 	ownerAt [maxEpochs]int8 // ghost: node index + 1 that ever owned each epoch
+	named   [maxEpochs]int8 // ghost: node index + 1 each epoch was allocated for
+	asked   []intent        // ghost: every request issued, sorted
 	dup     uint8           // budgets used
 	loss    uint8
 	intr    uint8
 	crashes uint8
 	reord   uint8
+	rogue   uint8
 }
 
 func slot(e ownership.Epoch) int { return int(e - firstEpoch) }
@@ -223,6 +274,7 @@ func (s *State) clone() *State {
 	c := *s
 	c.rec = s.rec.Clone()
 	c.net = append([]msg(nil), s.net...)
+	c.asked = append([]intent(nil), s.asked...)
 	return &c
 }
 
@@ -234,10 +286,48 @@ func initial() *State {
 	}
 	s := &State{rec: rec, floor: firstEpoch}
 	// Both servers were set up with the actor at epoch 41.
-	s.srv[highest].max, s.srv[checking].max = firstEpoch, firstEpoch
+	for i := range s.srv {
+		s.srv[i] = server{max: firstEpoch, seen: ownership.HighestSeen{Highest: firstEpoch}}
+	}
 	s.nodes[0] = node{token: firstEpoch}
 	s.ownerAt[slot(firstEpoch)] = 1
+	s.named[slot(firstEpoch)] = 1
 	return s
+}
+
+func intentLess(a, b intent) int {
+	switch {
+	case a.op != b.op:
+		return int(opCode[a.op]) - int(opCode[b.op])
+	case a.who != b.who:
+		return int(a.who) - int(b.who)
+	case a.to != b.to:
+		return int(a.to) - int(b.to)
+	}
+	return int(a.epoch) - int(b.epoch)
+}
+
+// ask records that a request was issued.
+func (s *State) ask(in intent) {
+	i, found := slices.BinarySearchFunc(s.asked, in, intentLess)
+	if !found {
+		s.asked = slices.Insert(s.asked, i, in)
+	}
+}
+
+func (s *State) wasAsked(in intent) bool {
+	_, found := slices.BinarySearchFunc(s.asked, in, intentLess)
+	return found
+}
+
+// intentOf is the intent a command expresses, issued by node who (-1: the
+// coordinator).
+func intentOf(c ownership.Command, who int8) intent {
+	to := int8(-1)
+	if c.Op == ownership.OpBeginTransfer || c.Op == ownership.OpRevoke {
+		to = int8(indexOf(c.To))
+	}
+	return intent{op: c.Op, who: who, to: to, epoch: c.Epoch}
 }
 
 // Violation is a property broken by a transition or in a state.
@@ -249,10 +339,11 @@ type Violation struct {
 // action is one step of the model, as data: kind, the node or message it
 // concerns, and an argument (a target node, a server).
 type action struct {
-	kind actionKind
-	node int8 // acting node, or -1
-	arg  int8 // target node or server
-	msg  int  // index into net for deliver, duplicate, lose
+	kind  actionKind
+	node  int8 // acting node, or -1
+	arg   int8 // target node or server
+	msg   int  // index into net for deliver, duplicate, lose
+	rogue bool // a request outside the sender's role
 }
 
 type actionKind uint8
@@ -260,11 +351,11 @@ type actionKind uint8
 const (
 	actObserve actionKind = iota
 	actRequest
+	actGrant
 	actWrite
 	actCrash
 	actRestart
-	actAbort
-	actRevoke
+	actCommand
 	actRecordRestart
 	actDeliver
 	actDuplicate
@@ -297,6 +388,7 @@ func (m *model) successors(s *State) []step {
 	add := func(a action, next *State, bad *Violation, note bool) {
 		out = append(out, step{act: a, next: next, bad: bad, note: note})
 	}
+	view := s.rec.State()
 	cur := s.rec.CurrentEpoch()
 	n := m.b.Nodes
 	for i := 0; i < n; i++ {
@@ -312,29 +404,37 @@ func (m *model) successors(s *State) []step {
 		// request for the next step, stamped with the epoch it read. Reading
 		// and sending are one step: a read acted on later is the same as a
 		// request the network delays, which the network does.
-		if isOwner(s.rec.State(), i) && nd.token != cur {
+		if isOwner(view, i) && nd.token != cur {
 			c := s.clone()
 			c.nodes[i].token = cur
 			add(action{kind: actObserve, node: int8(i)}, c, nil, false)
 		}
-		for _, cmd := range requestsFor(s.rec.State(), i, n) {
-			mm := msg{kind: request, from: int8(i), cmd: cmd}
-			if c := s.send(m, mm); c != nil {
+		for _, cmd := range requestsFor(view, i, n) {
+			if c := s.send(m, msg{kind: request, from: int8(i), cmd: cmd}); c != nil {
+				c.ask(intentOf(cmd, int8(i)))
 				add(action{kind: actRequest, node: int8(i), arg: int8(indexOf(cmd.To))}, c, nil, false)
 			}
 		}
-		// Writes go straight to the server: a write delayed in the network
-		// is the same as a node that pauses with its token and writes later,
-		// which the interleavings already contain, and a lost or duplicated
-		// write is one not made or made twice.
+		if int(s.rogue) < m.b.Rogue {
+			for _, cmd := range outOfRole(view, i, n) {
+				if c := s.send(m, msg{kind: request, from: int8(i), cmd: cmd}); c != nil {
+					c.rogue++
+					c.ask(intentOf(cmd, int8(i)))
+					add(action{kind: actRequest, node: int8(i), arg: int8(indexOf(cmd.To)), rogue: true}, c, nil, false)
+				}
+			}
+		}
+		// The outgoing owner tells the incoming node its epoch.
+		if t, ok := view.(ownership.Transferring); ok && t.From == nodeNames[i] {
+			if c := s.send(m, msg{kind: grant, from: int8(i), to: int8(indexOf(t.To)), epoch: t.NewEpoch}); c != nil {
+				add(action{kind: actGrant, node: int8(i), arg: int8(indexOf(t.To))}, c, nil, false)
+			}
+		}
 		if nd.token != 0 {
 			for sv := int8(0); sv < 2; sv++ {
-				c := s.clone()
-				bad, note := m.deliverWrite(c, msg{kind: write, from: int8(i), server: sv, epoch: nd.token})
-				if bad == nil && !note && c.srv == s.srv {
-					continue // changes nothing: a self-loop
+				if c := s.send(m, msg{kind: write, from: int8(i), to: sv, epoch: nd.token}); c != nil {
+					add(action{kind: actWrite, node: int8(i), arg: sv}, c, nil, false)
 				}
-				add(action{kind: actWrite, node: int8(i), arg: sv}, c, bad, note)
 			}
 		}
 		if int(s.crashes) < m.b.Crashes {
@@ -344,22 +444,22 @@ func (m *model) successors(s *State) []step {
 			add(action{kind: actCrash, node: int8(i)}, c, nil, false)
 		}
 	}
-	// The coordinator.
+	// The coordinator: its commands are messages to the record, stamped
+	// with the epoch it read, like any node's.
 	if int(s.intr) < m.b.Interrupts && cur < m.maxEpoch() {
-		if _, ok := s.rec.State().(ownership.Transferring); ok {
-			c := s.clone()
-			c.intr++
-			bad := m.abort(c)
-			add(action{kind: actAbort, node: -1}, c, orCheck(bad, m.checkEpochs(s, c)), false)
+		var cmds []ownership.Command
+		if _, ok := view.(ownership.Transferring); ok {
+			cmds = append(cmds, ownership.Command{Op: ownership.OpAbort, Epoch: cur})
 		}
 		for j := 0; j < n; j++ {
-			c := s.clone()
-			c.intr++
-			if _, err := c.rec.Apply(ownership.Command{Op: ownership.OpRevoke, To: nodeNames[j], Epoch: cur}); err != nil {
-				panic(err)
+			cmds = append(cmds, ownership.Command{Op: ownership.OpRevoke, To: nodeNames[j], Epoch: cur})
+		}
+		for _, cmd := range cmds {
+			if c := s.send(m, msg{kind: command, from: -1, cmd: cmd}); c != nil {
+				c.intr++
+				c.ask(intentOf(cmd, -1))
+				add(action{kind: actCommand, node: -1, arg: int8(indexOf(cmd.To))}, c, nil, false)
 			}
-			m.burn(c, c.rec.CurrentEpoch())
-			add(action{kind: actRevoke, node: -1, arg: int8(j)}, c, m.checkEpochs(s, c), false)
 		}
 	}
 	if int(s.intr) < m.b.Interrupts && s.floor < m.maxEpoch() {
@@ -403,13 +503,6 @@ func (m *model) successors(s *State) []step {
 	return out
 }
 
-func orCheck(a, b *Violation) *Violation {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
 func isOwner(s ownership.State, i int) bool {
 	o, ok := s.(ownership.Owned)
 	return ok && o.Owner == nodeNames[i]
@@ -424,33 +517,62 @@ func indexOf(n ownership.NodeID) int {
 	return -1
 }
 
-// requestsFor is what node i asks of the record when it reads view: the
-// next step of a handover in its role, stamped with the view's current
-// epoch.
-func requestsFor(view ownership.State, i, n int) []ownership.Command {
+// phaseRequests is every request a node i could send in the phase view is
+// in, whatever its role: BeginTransfer to each other node when Owned,
+// CompleteRelease when Transferring, Acquire when Unowned, stamped with
+// the view's current epoch.
+func phaseRequests(view ownership.State, i, n int) []ownership.Command {
 	me := nodeNames[i]
-	switch v := view.(type) {
+	e := ownership.CurrentEpoch(view)
+	switch view.(type) {
 	case ownership.Owned:
-		if v.Owner != me {
-			return nil
-		}
 		var out []ownership.Command
 		for j := 0; j < n; j++ {
 			if j != i {
-				out = append(out, ownership.Command{Op: ownership.OpBeginTransfer, Caller: me, To: nodeNames[j], Epoch: v.Epoch})
+				out = append(out, ownership.Command{Op: ownership.OpBeginTransfer, Caller: me, To: nodeNames[j], Epoch: e})
 			}
 		}
 		return out
 	case ownership.Transferring:
-		if v.From == me {
-			return []ownership.Command{{Op: ownership.OpCompleteRelease, Caller: me, Epoch: v.NewEpoch}}
-		}
+		return []ownership.Command{{Op: ownership.OpCompleteRelease, Caller: me, Epoch: e}}
 	case ownership.Unowned:
-		if v.IntendedOwner == me {
-			return []ownership.Command{{Op: ownership.OpAcquire, Caller: me, Epoch: v.Epoch}}
-		}
+		return []ownership.Command{{Op: ownership.OpAcquire, Caller: me, Epoch: e}}
 	}
 	return nil
+}
+
+// inRole reports whether the record gives node i the part of sending a
+// request in view: the owner, the outgoing owner, the intended owner.
+func inRole(view ownership.State, i int) bool {
+	me := nodeNames[i]
+	switch v := view.(type) {
+	case ownership.Owned:
+		return v.Owner == me
+	case ownership.Transferring:
+		return v.From == me
+	case ownership.Unowned:
+		return v.IntendedOwner == me
+	}
+	return false
+}
+
+// requestsFor is what node i asks of the record when it reads view: the
+// next step of a handover in its role, stamped with the view's current
+// epoch.
+func requestsFor(view ownership.State, i, n int) []ownership.Command {
+	if !inRole(view, i) {
+		return nil
+	}
+	return phaseRequests(view, i, n)
+}
+
+// outOfRole is what a node the record gives no part in view might send
+// anyway, at the epoch it read (the Rogue budget).
+func outOfRole(view ownership.State, i, n int) []ownership.Command {
+	if inRole(view, i) {
+		return nil
+	}
+	return phaseRequests(view, i, n)
 }
 
 // send returns s with mm in flight, or nil if the network is full or the
@@ -499,14 +621,17 @@ func msgLess(a, b msg) bool {
 	if a.from != b.from {
 		return a.from < b.from
 	}
-	if a.server != b.server {
-		return a.server < b.server
+	if a.to != b.to {
+		return a.to < b.to
 	}
 	if a.epoch != b.epoch {
 		return a.epoch < b.epoch
 	}
 	if a.cmd.Op != b.cmd.Op {
-		return a.cmd.Op < b.cmd.Op
+		return opCode[a.cmd.Op] < opCode[b.cmd.Op]
+	}
+	if a.cmd.Caller != b.cmd.Caller {
+		return a.cmd.Caller < b.cmd.Caller
 	}
 	if a.cmd.To != b.cmd.To {
 		return a.cmd.To < b.cmd.To
@@ -514,42 +639,64 @@ func msgLess(a, b msg) bool {
 	return a.cmd.Epoch < b.cmd.Epoch
 }
 
-// burn raises the durable floor to e: the service writes every allocated
+// raiseFloor raises the durable floor to e: the service writes every allocated
 // epoch down before the state that uses it is visible, which the model
 // makes one atomic step.
-func (m *model) burn(s *State, e ownership.Epoch) {
+func (m *model) raiseFloor(s *State, e ownership.Epoch) {
 	if e > s.floor {
 		s.floor = e
 	}
 }
 
-// abort applies the coordinator's Abort to s, or the mutant's version.
-func (m *model) abort(s *State) *Violation {
-	cur := s.rec.CurrentEpoch()
-	switch m.mut {
-	case AbortToOldOwner:
-		t := s.rec.State().(ownership.Transferring)
-		s.rec = rebuild(s.rec, ownership.Owned{Owner: t.From, Epoch: t.OldEpoch})
-		return nil
-	case AbortReusesEpoch:
-		t := s.rec.State().(ownership.Transferring)
-		s.rec = rebuild(s.rec, ownership.Unowned{Epoch: t.NewEpoch, IntendedOwner: t.From})
-		return nil
-	case AbortWithoutBurn:
-		if _, err := s.rec.Apply(ownership.Command{Op: ownership.OpAbort, Epoch: cur}); err != nil {
-			panic(err)
+// apply performs cmd on the record of s, or the mutant's version of it.
+// A mutant changes one rule: every other check of Apply still runs, so a
+// mutant transition is refused whenever the real one is.
+func (m *model) apply(s *State, cmd ownership.Command) error {
+	if m.mut == NoRequestEpochs {
+		cmd.Epoch = s.rec.CurrentEpoch()
+	}
+	if m.mut == AcquireAnyCaller && cmd.Op == ownership.OpAcquire {
+		if u, ok := s.rec.State().(ownership.Unowned); ok && u.IntendedOwner != cmd.Caller {
+			// Name the caller, then let the real Acquire (state, epoch,
+			// token) do the rest.
+			trial := rebuild(s.rec, ownership.Unowned{Epoch: u.Epoch, IntendedOwner: cmd.Caller})
+			if _, err := trial.Apply(cmd); err != nil {
+				return err
+			}
+			s.rec = trial
+			return nil
 		}
-		return nil // the floor is not raised
 	}
-	if _, err := s.rec.Apply(ownership.Command{Op: ownership.OpAbort, Epoch: cur}); err != nil {
-		panic(err)
+	if cmd.Op == ownership.OpAbort {
+		t, isT := s.rec.State().(ownership.Transferring)
+		var mutant ownership.State
+		switch m.mut {
+		case AbortToOldOwner:
+			mutant = ownership.Owned{Owner: t.From, Epoch: t.OldEpoch}
+		case AbortOwnedNewEpoch:
+			mutant = ownership.Owned{Owner: t.From, Epoch: t.NewEpoch}
+		case AbortReusesEpoch:
+			mutant = ownership.Unowned{Epoch: t.NewEpoch, IntendedOwner: t.From}
+		}
+		if mutant != nil {
+			if _, err := s.rec.Clone().Apply(cmd); err != nil {
+				return err // refused where the real Abort is
+			}
+			if !isT {
+				panic("check: Abort accepted outside Transferring")
+			}
+			s.rec = rebuild(s.rec, mutant)
+			return nil
+		}
 	}
-	m.burn(s, s.rec.CurrentEpoch())
-	return nil
+	_, err := s.rec.Apply(cmd)
+	return err
 }
 
 // rebuild returns an actor in state st with a's issued tokens, through the
-// package's own decoder (which checks the shape rules). Only mutants use it.
+// package's own decoder (which checks the shape rules). An Owned state
+// whose owner's token was not issued gets it issued, as Acquire would (the
+// decoder admits no owner without its token). Only mutants use it.
 func rebuild(a *ownership.Actor, st ownership.State) *ownership.Actor {
 	b, err := a.MarshalBinary()
 	if err != nil {
@@ -572,6 +719,21 @@ func rebuild(a *ownership.Actor, st ownership.State) *ownership.Actor {
 		panic(err)
 	}
 	w["state"] = tw["state"]
+	if o, ok := st.(ownership.Owned); ok {
+		tok := ownership.Token{Actor: a.ID(), Epoch: o.Epoch, Holder: o.Owner}
+		if !a.WasIssued(tok) {
+			var issued, mine []json.RawMessage
+			if err := json.Unmarshal(w["issued"], &issued); err != nil {
+				panic(err)
+			}
+			if err := json.Unmarshal(tw["issued"], &mine); err != nil {
+				panic(err)
+			}
+			if w["issued"], err = json.Marshal(append(issued, mine...)); err != nil {
+				panic(err)
+			}
+		}
+	}
 	out, err := json.Marshal(w)
 	if err != nil {
 		panic(err)
@@ -596,7 +758,10 @@ func (m *model) restartRecord(s *State, j int) {
 		panic(err)
 	}
 	s.rec = rec
-	m.burn(s, e)
+	m.raiseFloor(s, e)
+	if k := slot(e); s.named[k] == 0 {
+		s.named[k] = int8(j + 1)
+	}
 }
 
 // checkEpochs checks what every transition must keep: the current epoch
@@ -609,10 +774,20 @@ func (m *model) checkEpochs(before, after *State) *Violation {
 	return nil
 }
 
-// deliver applies request mm, already removed from c.net, to c. It
+// deliver applies message mm, already removed from c.net, to c. It
 // reports false when the delivery would allocate an epoch beyond the bound
-// (the run is cut there). Requests never set the contrast note.
+// (the run is cut there) or cannot happen (a grant to a crashed node).
 func (m *model) deliver(s, c *State, mm msg) (*Violation, bool, bool) {
+	switch mm.kind {
+	case write:
+		bad, note, _ := m.deliverWrite(c, mm)
+		return bad, note, true
+	case grant:
+		if c.nodes[mm.to].crashed {
+			return nil, false, false
+		}
+		return m.deliverGrant(c, mm), false, true
+	}
 	bad := m.deliverRequest(s, c, mm)
 	if c.rec.CurrentEpoch() > m.maxEpoch() {
 		return nil, false, false
@@ -620,53 +795,114 @@ func (m *model) deliver(s, c *State, mm msg) (*Violation, bool, bool) {
 	return bad, false, true
 }
 
-func (m *model) deliverRequest(s, c *State, mm msg) *Violation {
-	cmd := mm.cmd
-	if m.mut == NoRequestEpochs {
-		cmd.Epoch = c.rec.CurrentEpoch()
+// named is the node the record names for its current epoch: the owner,
+// the incoming node of a handover, the intended owner.
+func namedNode(st ownership.State) ownership.NodeID {
+	switch v := st.(type) {
+	case ownership.Owned:
+		return v.Owner
+	case ownership.Transferring:
+		return v.To
+	case ownership.Unowned:
+		return v.IntendedOwner
 	}
+	return ""
+}
+
+// deliverGrant hands grant g to its node, which checks it with ValidFence
+// and, if it passes, asks the record to acquire at the grant's epoch. A
+// grant that passes must name the node the record names for that epoch:
+// otherwise a node holding a grant from an abandoned handover and the
+// node the record chose would carry the same number.
+func (m *model) deliverGrant(c *State, g msg) *Violation {
+	st := c.rec.State()
+	if !ownership.ValidFence(st, g.epoch) {
+		return nil // stale on arrival: dropped
+	}
+	var bad *Violation
+	if cur := ownership.CurrentEpoch(st); g.epoch != cur || namedNode(st) != nodeNames[g.to] {
+		bad = &Violation{GrantFenced, fmt.Sprintf("%v passes the fence with the record at %v", g, st)}
+	}
+	cmd := ownership.Command{Op: ownership.OpAcquire, Caller: nodeNames[g.to], Epoch: g.epoch}
+	req := msg{kind: request, from: g.to, cmd: cmd}
+	if !slices.Contains(c.net, req) {
+		c.net = m.enqueue(c.net, req) // the grant's slot: the network cannot overflow
+	}
+	c.ask(intentOf(cmd, g.to))
+	return bad
+}
+
+func (m *model) deliverRequest(s, c *State, mm msg) *Violation {
 	beforeState, beforeIssued := c.rec.State(), c.rec.Issued()
 	cur := c.rec.CurrentEpoch()
-	if _, err := c.rec.Apply(cmd); err != nil {
+	if err := m.apply(c, mm.cmd); err != nil {
 		if c.rec.State() != beforeState || !slices.Equal(c.rec.Issued(), beforeIssued) {
 			return &Violation{RefusalInert, fmt.Sprintf("refused %v (%v) changed the record", mm.cmd, err)}
 		}
 		return nil
 	}
-	// The transition took effect: finish it (burn the floor, record the
-	// owner) before reporting anything, so that a search that goes on past
-	// a violation it is not looking for (run's accept) goes on from the
-	// state the record really reached. The first violation is reported.
-	var bad *Violation
-	if mm.cmd.Epoch < cur {
-		bad = &Violation{RequestEpoch, fmt.Sprintf("%v, issued at %d, took effect at %d", mm.cmd, mm.cmd.Epoch, cur)}
+	after := c.rec.State()
+	// The transition took effect: finish it (write the floor, record the
+	// owner and whom a new epoch is for) before reporting anything, so that
+	// a search that goes on past a violation it is not looking for (run's
+	// accept) goes on from the state the record really reached. The
+	// violations are reported in a fixed order of priority.
+	op := mm.cmd.Op
+	if op == ownership.OpBeginTransfer || op == ownership.OpRevoke || (op == ownership.OpAbort && m.mut != AbortWithoutFloor) {
+		m.raiseFloor(c, c.rec.CurrentEpoch())
 	}
-	if mm.cmd.Op != ownership.OpCompleteRelease && mm.cmd.Op != ownership.OpAcquire {
-		m.burn(c, c.rec.CurrentEpoch())
+	if e := c.rec.CurrentEpoch(); e > cur && e < firstEpoch+maxEpochs {
+		// The issuer's choice for the new epoch: the target it named, or
+		// for Abort the outgoing owner.
+		to := mm.cmd.To
+		if t, ok := beforeState.(ownership.Transferring); ok && op == ownership.OpAbort {
+			to = t.From
+		}
+		if k := slot(e); c.named[k] == 0 && to != "" {
+			c.named[k] = int8(indexOf(to) + 1)
+		}
 	}
-	if o, ok := c.rec.State().(ownership.Owned); ok && mm.cmd.Op == ownership.OpAcquire {
+	var oneOwner, intended *Violation
+	o, owned := after.(ownership.Owned)
+	if owned && after != beforeState {
 		k := slot(o.Epoch)
 		who := int8(indexOf(o.Owner) + 1)
 		if prev := c.ownerAt[k]; prev != 0 && prev != who {
-			if bad == nil {
-				bad = &Violation{OneOwnerPerEpoch, fmt.Sprintf("epoch %d owned by %s and then by %s", o.Epoch, nodeNames[prev-1], o.Owner)}
-			}
+			oneOwner = &Violation{OneOwnerPerEpoch, fmt.Sprintf("epoch %d owned by %s and then by %s", o.Epoch, nodeNames[prev-1], o.Owner)}
 		} else {
 			c.ownerAt[k] = who
 		}
 	}
-	if v := m.checkEpochs(s, c); bad == nil {
-		bad = v
+	// Intent: the issuer asked for this transition at the epoch it took
+	// effect at, and a node becomes owner of an epoch only if it asked to
+	// acquire at that epoch and the epoch was allocated for it.
+	who := int8(-1)
+	if mm.kind == request {
+		who = int8(indexOf(mm.cmd.Caller))
 	}
-	return bad
-}
-
-// passes is the servers' comparison: ValidFence's >=, or the mutant's ==.
-func (m *model) passes(e, against ownership.Epoch) bool {
-	if m.mut == FenceEquals {
-		return e == against
+	want := intentOf(mm.cmd, who)
+	want.epoch = cur
+	switch {
+	case !c.wasAsked(want):
+		intended = &Violation{Intent, fmt.Sprintf("%v took effect at %d, where nobody had asked for it", mm.cmd, cur)}
+	case owned && after != beforeState:
+		k := slot(o.Epoch)
+		if !c.wasAsked(intent{op: ownership.OpAcquire, who: int8(indexOf(o.Owner)), to: -1, epoch: o.Epoch}) {
+			intended = &Violation{Intent, fmt.Sprintf("%v made %s the owner at %d, which it never asked to acquire", mm.cmd, o.Owner, o.Epoch)}
+		} else if c.named[k] != int8(indexOf(o.Owner)+1) {
+			intended = &Violation{Intent, fmt.Sprintf("%v made %s the owner at %d, which was allocated for %s", mm.cmd, o.Owner, o.Epoch, nodeNames[c.named[k]-1])}
+		}
 	}
-	return e >= against
+	var late *Violation
+	if mm.cmd.Epoch < cur {
+		late = &Violation{RequestEpoch, fmt.Sprintf("%v, issued at %d, took effect at %d", mm.cmd, mm.cmd.Epoch, cur)}
+	}
+	for _, v := range []*Violation{m.checkEpochs(s, c), oneOwner, intended, late} {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
 }
 
 // fenceEpoch is the epoch the record-checking server compares with: the
@@ -687,46 +923,65 @@ func (m *model) fenceEpoch(st ownership.State) ownership.Epoch {
 	return 0
 }
 
-func (m *model) deliverWrite(c *State, mm msg) (*Violation, bool) {
-	sv := &c.srv[mm.server]
-	e := mm.epoch
-	var ok bool
-	switch {
-	case m.mut == FenceEquals && mm.server == highest:
-		ok = m.passes(e, sv.max)
-	case mm.server == highest:
-		h := ownership.HighestSeen{Highest: sv.max} // the package's own server
-		ok = h.Admit(e) == nil
-	case m.mut == EpochAtAcquire || m.mut == FenceEquals:
-		ok = m.passes(e, m.fenceEpoch(c.rec.State()))
-	default:
-		ok = ownership.ValidFence(c.rec.State(), e) // the package's own check
+// admit is the server's decision on a write at e, with the server's own
+// state updated: HighestSeen.Admit, ValidFence, or a mutant's version.
+func (m *model) admit(c *State, sv int8, e ownership.Epoch) bool {
+	if sv == highest {
+		h := &c.srv[highest].seen
+		switch m.mut {
+		case HighestEquals:
+			if e != h.Highest {
+				return false
+			}
+			h.Highest = e
+			return true
+		case HighestForgets:
+			return e >= h.Highest
+		}
+		return h.Admit(e) == nil // the package's own server
 	}
+	switch m.mut {
+	case EpochAtAcquire:
+		return e >= m.fenceEpoch(c.rec.State())
+	case FenceEquals:
+		return e == ownership.CurrentEpoch(c.rec.State())
+	}
+	return ownership.ValidFence(c.rec.State(), e) // the package's own check
+}
+
+// deliverWrite delivers write mm to its server. It returns the violation,
+// whether the highest-epoch server applied a write the record has fenced,
+// and whether the write was applied.
+func (m *model) deliverWrite(c *State, mm msg) (*Violation, bool, bool) {
+	e := mm.epoch
+	ok := m.admit(c, mm.to, e)
 	tok := ownership.Token{Actor: actorID, Epoch: e, Holder: nodeNames[mm.from]}
 	if !ok {
 		if c.rec.MayMutate(tok) {
-			return &Violation{OwnerAccepted, fmt.Sprintf("the %s refused %v, which may mutate", serverNames[mm.server], tok)}, false
+			return &Violation{OwnerAccepted, fmt.Sprintf("the %s refused %v, which may mutate", serverNames[mm.to], tok)}, false, false
 		}
-		return nil, false
+		return nil, false, false
 	}
+	// The server applied the write: its ghost maximum follows before any
+	// violation is reported, so that a search that goes on past a
+	// violation it is not looking for (run's accept) goes on from the state
+	// the server really reached. The first violation is reported.
+	sv := &c.srv[mm.to]
+	prev := sv.max
+	sv.max = max(prev, e)
 	cur := c.rec.CurrentEpoch()
-	note := false
-	if e < cur {
-		if mm.server == checking {
-			return &Violation{CheckingCurrent, fmt.Sprintf("the %s applied %s@%d with the record at %d", serverNames[checking], nodeNames[mm.from], e, cur)}, false
-		}
-		note = true
+	note := e < cur && mm.to == highest
+	switch {
+	case e < cur && mm.to == checking:
+		return &Violation{CheckingCurrent, fmt.Sprintf("the %s applied %s@%d with the record at %d", serverNames[checking], nodeNames[mm.from], e, cur)}, false, true
+	case e < prev:
+		return &Violation{ServerOrder, fmt.Sprintf("the %s applied a write at %d after one at %d", serverNames[mm.to], e, prev)}, note, true
+	case c.ownerAt[slot(e)] != mm.from+1:
+		// One writer per epoch: a write at e must come from the node that
+		// owned e (a token is only ever taken from the record by its owner).
+		return &Violation{OneMutator, fmt.Sprintf("the %s applied a write at epoch %d from %s, which never owned it", serverNames[mm.to], e, nodeNames[mm.from])}, note, true
 	}
-	if e < sv.max {
-		return &Violation{ServerOrder, fmt.Sprintf("the %s applied a write at %d after one at %d", serverNames[mm.server], e, sv.max)}, note
-	}
-	// One writer per epoch: a write at e must come from the node that owned
-	// e (a token is only ever taken from the record by its owner).
-	if owner := c.ownerAt[slot(e)]; owner != mm.from+1 {
-		return &Violation{OneMutator, fmt.Sprintf("the %s applied a write at epoch %d from %s, which never owned it", serverNames[mm.server], e, nodeNames[mm.from])}, note
-	}
-	sv.max = e
-	return nil, note
+	return nil, note, true
 }
 
 // checkState checks the invariants of one state.

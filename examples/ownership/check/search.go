@@ -181,14 +181,18 @@ func (m *model) describe(s *State, st step) string {
 	case actObserve:
 		return fmt.Sprintf("%s reads the record, %v, and takes its token for %d", who, s.rec.State(), st.next.nodes[a.node].token)
 	case actRequest:
-		return fmt.Sprintf("%s reads the record, %v, and sends %v", who, s.rec.State(), newMsg(s, st.next).cmd)
-	case actWrite:
-		e := s.nodes[a.node].token
-		verdict := "refused"
-		if st.note || st.next.srv != s.srv || st.bad != nil && st.bad.Property != OwnerAccepted || s.srv[a.arg].max == e {
-			verdict = "applied"
+		role := ""
+		if a.rogue {
+			role = ", outside its role"
 		}
-		return fmt.Sprintf("%s writes at %d to the %s: %s (record %v)", who, e, serverNames[a.arg], verdict, s.rec.State())
+		return fmt.Sprintf("%s reads the record, %v, and sends %v%s", who, s.rec.State(), newMsg(s, st.next).cmd, role)
+	case actGrant:
+		g := newMsg(s, st.next)
+		return fmt.Sprintf("%s reads the record, %v, and sends %s a grant for %d", who, s.rec.State(), nodeNames[g.to], g.epoch)
+	case actWrite:
+		return fmt.Sprintf("%s sends a write at %d to the %s", who, s.nodes[a.node].token, serverNames[a.arg])
+	case actCommand:
+		return fmt.Sprintf("coordinator reads the record, %v, and sends %v", s.rec.State(), newMsg(s, st.next).cmd)
 	case actCrash:
 		line := who + " crashes"
 		if t := s.nodes[a.node].token; t != 0 {
@@ -197,10 +201,6 @@ func (m *model) describe(s *State, st step) string {
 		return line
 	case actRestart:
 		return who + " restarts"
-	case actAbort:
-		return fmt.Sprintf("coordinator: Abort@%d gives %v", s.rec.CurrentEpoch(), after)
-	case actRevoke:
-		return fmt.Sprintf("coordinator: Revoke(-> %s)@%d gives %v", nodeNames[a.arg], s.rec.CurrentEpoch(), after)
 	case actRecordRestart:
 		return fmt.Sprintf("the record restarts and re-creates the actor above its floor %d: %v", st.next.floor-1, after)
 	case actDuplicate:
@@ -213,11 +213,21 @@ func (m *model) describe(s *State, st step) string {
 		if m.b.InOrder && a.msg > 0 {
 			ahead = ", ahead of an older message"
 		}
-		cmd := mm.cmd
-		if m.mut == NoRequestEpochs {
-			cmd.Epoch = s.rec.CurrentEpoch()
+		switch mm.kind {
+		case write:
+			_, _, applied := m.deliverWrite(s.clone(), mm)
+			verdict := "refused"
+			if applied {
+				verdict = "applied"
+			}
+			return fmt.Sprintf("%s's write at %d arrives%s at the %s: %s (record %v)", nodeNames[mm.from], mm.epoch, ahead, serverNames[mm.to], verdict, s.rec.State())
+		case grant:
+			if !ownership.ValidFence(s.rec.State(), mm.epoch) {
+				return fmt.Sprintf("%v arrives%s: stale (record %v), dropped", mm, ahead, s.rec.State())
+			}
+			return fmt.Sprintf("%v arrives%s: passes the fence (record %v); %s sends Acquire(%s)@%d", mm, ahead, s.rec.State(), nodeNames[mm.to], nodeNames[mm.to], mm.epoch)
 		}
-		if _, err := s.rec.Clone().Apply(cmd); err != nil {
+		if err := m.apply(s.clone(), mm.cmd); err != nil {
 			return fmt.Sprintf("%v arrives%s: refused (%v)", mm.cmd, ahead, err)
 		}
 		return fmt.Sprintf("%v arrives%s: %v", mm.cmd, ahead, after)
@@ -322,7 +332,7 @@ func (m *model) encode(s *State, p []int, w *bytes.Buffer) {
 	for _, t := range issued {
 		w.Write([]byte{eb(t.Epoch), nb(p, t.Holder)})
 	}
-	w.Write([]byte{eb(s.floor), s.dup, s.loss, s.intr, s.crashes, s.reord})
+	w.Write([]byte{eb(s.floor), s.dup, s.loss, s.intr, s.crashes, s.reord, s.rogue})
 	inv := make([]int, n)
 	for i := 0; i < n; i++ {
 		inv[p[i]] = i
@@ -342,15 +352,46 @@ func (m *model) encode(s *State, p []int, w *bytes.Buffer) {
 		return byte(p[x-1] + 1)
 	}
 	for _, sv := range s.srv {
-		w.WriteByte(eb(sv.max))
+		w.Write([]byte{eb(sv.max), eb(sv.seen.Highest)})
 	}
 	for _, x := range s.ownerAt[:m.b.Epochs+1] {
 		w.WriteByte(ren(x))
 	}
+	// The ghosts that only a check at the current epoch or above reads
+	// (named, asked) are encoded from the current epoch on: below it they
+	// can change no verdict, since epochs never fall (a transition that
+	// lowers the epoch is reported as it happens).
+	cur := s.rec.CurrentEpoch()
+	for k, x := range s.named[:m.b.Epochs+1] {
+		if firstEpoch+ownership.Epoch(k) >= cur {
+			w.WriteByte(ren(x))
+		}
+	}
+	idx := func(x int8) byte {
+		if x < 0 {
+			return 255
+		}
+		return byte(p[x])
+	}
+	var asked [][]byte
+	for _, in := range s.asked {
+		if in.epoch >= cur {
+			asked = append(asked, []byte{opCode[in.op], idx(in.who), idx(in.to), eb(in.epoch)})
+		}
+	}
+	slices.SortFunc(asked, bytes.Compare) // a set, renamed
+	w.WriteByte(byte(len(asked)))
+	for _, b := range asked {
+		w.Write(b)
+	}
 	msgs := make([][]byte, len(s.net))
 	for k, mm := range s.net {
-		msgs[k] = []byte{byte(mm.kind), byte(p[mm.from]), byte(mm.server), eb(mm.epoch),
-			opCode[mm.cmd.Op], nb(p, mm.cmd.To), eb(mm.cmd.Epoch)}
+		to := byte(mm.to) // a server
+		if mm.kind == grant {
+			to = idx(mm.to) // a node
+		}
+		msgs[k] = []byte{byte(mm.kind), idx(mm.from), to, eb(mm.epoch),
+			opCode[mm.cmd.Op], nb(p, mm.cmd.Caller), nb(p, mm.cmd.To), eb(mm.cmd.Epoch)}
 	}
 	if !m.b.InOrder {
 		slices.SortFunc(msgs, bytes.Compare) // a multiset: order is no part of the state

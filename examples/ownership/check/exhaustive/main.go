@@ -7,7 +7,7 @@
 // undetected. Without -time its output is deterministic.
 //
 //	go run ./examples/ownership/check/exhaustive          # the chapter's table, seconds
-//	go run ./examples/ownership/check/exhaustive -large   # also larger bounds, a minute or two
+//	go run ./examples/ownership/check/exhaustive -large   # also larger bounds, about a minute
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	large := flag.Bool("large", false, "also run the larger bounds (a minute or two)")
+	large := flag.Bool("large", false, "also run the larger bounds (about a minute)")
 	times := flag.Bool("time", false, "add each run's wall time to the table (not deterministic)")
 	flag.Parse()
 	opt := check.Options{Bounds: check.DefaultBounds, Times: *times}
