@@ -212,6 +212,17 @@ func Build(ctx context.Context, opt Options) (res *Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	// A one-shot build holds what the stages after it need, not the whole
+	// book: a chapter's file text is done with once it is expanded and
+	// verified, its expanded text once it is rendered, and the rendered
+	// bodies wait in a file (render.Spool) for the site to be written.
+	// Builds that follow one another (serve) keep all of it to reuse.
+	oneShot := opt.Renders == nil && opt.Incremental == nil
+	if oneShot {
+		for _, d := range docs {
+			d.Chapter.Source = nil
+		}
+	}
 	if err := stage(ctx, "render"); err != nil {
 		return res, err
 	}
@@ -221,11 +232,8 @@ func Build(ctx context.Context, opt Options) (res *Result, err error) {
 	if rep != nil {
 		claims, programs, verdicts = rep.Claims, rep.Programs, rep.Blocks
 	}
-	// A one-shot build keeps the rendered bodies in a file rather than in
-	// memory (render.Spool); builds that follow one another (serve) keep
-	// their pages, which the next build reuses.
 	var spool *render.Spool
-	if opt.Renders == nil && opt.Incremental == nil {
+	if oneShot {
 		if spool, err = newSpool(opt, b); err != nil {
 			return res, err
 		}
@@ -236,13 +244,11 @@ func Build(ctx context.Context, opt Options) (res *Result, err error) {
 		return res, err
 	}
 	res.Rendered, res.Reused = rendered, reused
-	if spool != nil {
-		// A one-shot build is done with the chapters' text once they are
-		// rendered: the site is written from the pages. Their origins stay,
-		// for includedFrom.
+	if oneShot {
+		// The site is written from the pages; the origins stay, for
+		// includedFrom.
 		for _, d := range docs {
 			d.Markdown = nil
-			d.Chapter.Source = nil
 		}
 	}
 	for _, pg := range pages {
