@@ -73,6 +73,10 @@ type Command struct {
 	ForkFrom      string `json:"forkFrom,omitempty"`
 	ForkOffset    int64  `json:"forkOffset,omitempty"`
 	ForkSubOffset int64  `json:"forkSubOffset,omitempty"`
+	// Create: the stream's fence mode (Stream-Fence, this book's extension
+	// of the protocol): FenceRequired, FenceNone, or "" for none (a fork:
+	// its source's mode). Fixed at creation; see Stream.Fence.
+	Fence string `json:"fence,omitempty"`
 
 	// Create and append: the messages to append. A byte stream's append is
 	// one message; a JSON stream's append is one message per element of the
