@@ -71,6 +71,10 @@ type Options struct {
 	LongPoll      time.Duration
 	MaxBody       int64
 	MaxProducerID int
+	// FenceDefault is the fence mode of a stream created without a
+	// Stream-Fence header: stream.FenceRequired, or "" or stream.FenceNone
+	// (the protocol's behaviour); see server.Server.FenceDefault.
+	FenceDefault string
 	// ReadHeaderTimeout bounds the time a client may take to send a
 	// request's header (default 10s); IdleTimeout how long a kept-alive
 	// connection may sit between requests (default 2m). Both cut off
@@ -247,6 +251,11 @@ func Start(opts Options) (*Cluster, error) {
 	if opts.RaftAddr == "" {
 		opts.RaftAddr = "127.0.0.1:0"
 	}
+	switch opts.FenceDefault {
+	case "", stream.FenceNone, stream.FenceRequired:
+	default:
+		return nil, fmt.Errorf("node: fence default %q: want %q or %q", opts.FenceDefault, stream.FenceRequired, stream.FenceNone)
+	}
 	if opts.ID != "" {
 		return startOne(opts)
 	}
@@ -380,7 +389,8 @@ func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr string, ln net.
 	}
 	nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
 		BodyTimeout: opts.BodyTimeout, WriteTimeout: opts.WriteTimeout, Redirect: c.redirect(nd), Forward: true,
-		NewLeader: c.newLeader(nd), BaseURL: nd.URL, MaxProducerID: opts.MaxProducerID}
+		NewLeader: c.newLeader(nd), BaseURL: nd.URL, MaxProducerID: opts.MaxProducerID,
+		FenceDefault: opts.FenceDefault}
 	mux := http.NewServeMux()
 	mux.Handle(AdminPrefix, c.admin(nd))
 	mux.Handle(AdminPrefix+"/", c.admin(nd))

@@ -65,6 +65,7 @@ func main() {
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
 	maxBody := flag.Int64("max-body", 1<<20, "largest request body in bytes (larger: 413)")
 	maxProducerID := flag.Int("max-producer-id", 256, "longest Producer-Id in bytes (longer: 400)")
+	fenceDefault := flag.String("fence-default", "none", "fence mode of a stream created without a Stream-Fence header (a fork: its source's): required (once a producer has written, an append without producer headers is refused with 403) or none (the protocol's behaviour)")
 	producerTTL := flag.Duration("producer-ttl", 0, "without -data: forget a producer id after this long without an accepted append (0: 7 days, PROTOCOL.md 5.2.1's figure for in-memory stores; negative: never); with -data producer state is kept as long as the stream's data, unless -forget-producers")
 	forgetProducers := flag.Bool("forget-producers", false, "with -data: forget idle producers after -producer-ttl all the same; risk: a forgotten producer has no fence and no duplicate detection, so a writer that re-claims without reading the stream can share an epoch with the one that fenced it, and a late retry is appended twice")
 	sweepInterval := flag.Duration("sweep-interval", time.Minute, "how often the leader reclaims expired streams and idle producers through the log")
@@ -75,9 +76,12 @@ func main() {
 	trailing := flag.Uint64("trailing-logs", 0, "log entries kept after a snapshot, for slow followers (0: hashicorp/raft's 10240)")
 	snapInterval := flag.Duration("snapshot-interval", 0, "how often the snapshot threshold is checked (0: hashicorp/raft's 120s)")
 	flag.Parse()
+	if *fenceDefault != "none" && *fenceDefault != "required" {
+		log.Fatalf("streamd: -fence-default %q: want required or none", *fenceDefault)
+	}
 
 	opts := node.Options{Voters: *cluster, Dir: *data, HTTPAddr: *addr, RaftAddr: *raftAddr,
-		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, ProducerTTL: *producerTTL, ForgetProducers: *forgetProducers, SweepInterval: *sweepInterval, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
+		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, FenceDefault: *fenceDefault, ProducerTTL: *producerTTL, ForgetProducers: *forgetProducers, SweepInterval: *sweepInterval, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
 		LeaderLeaseTimeout: *lease, SnapshotThreshold: *snapThreshold, TrailingLogs: *trailing, SnapshotInterval: *snapInterval}
 	if *id != "" {
 		if *cluster != 1 {
