@@ -18,7 +18,7 @@ func plainText() map[string]string { return map[string]string{"Content-Type": "t
 // without the header is applied (204). A second PUT with another mode is
 // 409, and an unknown mode 400.
 // Reference: chapter "The epoch-fenced stream", section "What the fence
-// covers"; PROTOCOL.md 1 "Extensibility", 5.1 (409 on another
+// covers"; PROTOCOL.md 9.1 "Protocol Extensions", 5.1 (409 on another
 // configuration).
 func TestFenceRequiredOverHTTP(t *testing.T) {
 	s, m := newServer()

@@ -11,13 +11,17 @@
 //     carries Stream-Incarnation, the token of its history; an append may
 //     send it back in the same header, and a stale one is refused with 412
 //     Precondition Failed.
-//   - A create may send Stream-Fence: required (or none). On such a stream,
-//     once any producer has written, an append without producer headers is
-//     refused with 403 and Producer-Outcome: producer-required. The answers
+//   - A create may send Stream-Fence: required (or none). On a stream
+//     created with required, while it holds the state of any producer (from
+//     the first append with producer headers on), an append or close
+//     without producer headers is refused with 403 and Producer-Outcome:
+//     producer-required, and changes nothing. The answers
 //     to create, HEAD and GET echo Stream-Fence: required for such a stream.
 //     A create without the header gets Server.FenceDefault (a fork: its
 //     source's mode). The Durable Streams protocol allows such optional
-//     headers (PROTOCOL.md 1, "Extensibility").
+//     headers (PROTOCOL.md 9.1, "Protocol Extensions"); a client that does
+//     not know this one still appends to such a stream with the producer
+//     headers of 5.2.1.
 //
 // Writes become commands of the stream state machine (package stream) and go
 // through an Applier (a Raft group, or a local machine). Reads are served

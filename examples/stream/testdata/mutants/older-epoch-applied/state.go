@@ -61,9 +61,12 @@ type Stream struct {
 	Fence string `json:"fence,omitempty"`
 }
 
-// Fence modes of a stream (the Stream-Fence header of a create, this book's
-// extension of the Durable Streams protocol, whose section 1 "Extensibility"
-// allows optional headers).
+// Fence modes of a stream: the values of the Stream-Fence header of a
+// create, this book's extension of the Durable Streams protocol. Section 9.1
+// "Protocol Extensions" of PROTOCOL.md allows optional headers whose absence
+// keeps the base protocol's behaviour; FenceNone is that behaviour, and a
+// client that knows nothing of the header can still write to a
+// fence-required stream with the producer headers of 5.2.1.
 const (
 	// FenceNone is the protocol's behaviour: an append without producer
 	// headers is judged like any other (content type, closure, Stream-Seq)
@@ -536,11 +539,11 @@ func (st *State) decide(s *Stream, c Command, empty bool) Result {
 		return refuse2(s, ContentTypeMismatch, "stream %q has content type %q, the append has %q",
 			s.Name, s.ContentType, c.ContentType)
 	}
-	var pr Result
 	if c.Producer == nil && s.Fence == FenceRequired && len(s.Producers) > 0 {
 		return refuse2(s, ProducerRequired, "stream %q is fence-required (Stream-Fence: %s) and a producer has written to it: "+
 			"an append must carry Producer-Id, Producer-Epoch and Producer-Seq", s.Name, FenceRequired)
 	}
+	var pr Result
 	if c.Producer != nil {
 		pr = ProducerRule(s.Producers[c.Producer.ID], *c.Producer)
 		pr.HasProducer = true
