@@ -39,6 +39,9 @@ const (
 	// in the claims cannot write past the owner. The database itself only
 	// ever appends with producer headers.
 	FenceRequired = "required"
+	// FenceNone is the Stream-Fence mode of a stream without the fence
+	// mode: the protocol's behaviour.
+	FenceNone = "none"
 
 	// streamContentType is the content type the database's stream is created
 	// with; its bytes are newline-delimited JSON records.
@@ -103,14 +106,17 @@ func (c *Client) url() string {
 // Create creates the stream if it does not exist (PUT, 201 or 200), with
 // Stream-Fence: required. A stream that exists without that mode (created
 // by an earlier version of this package, or by hand) answers such a PUT
-// with 409; Create then asks again without the header and accepts the
-// stream as it is, fence or no fence (a 200), since the mode of an existing
-// stream cannot change. It returns an error wrapping ErrUnreachable on a
-// transport failure.
+// with 409; Create then asks again with Stream-Fence: none (not without the
+// header, which a server started with -fence-default required would take
+// as required) and, on a 200, uses the stream as it is, without the mode,
+// since the mode of an existing stream cannot change. It returns an error
+// wrapping ErrUnreachable on a transport failure, and an error naming the
+// status for any other answer, such as a 409 to both PUTs (a stream of
+// another content type).
 func (c *Client) Create(ctx context.Context) error {
 	err := c.create(ctx, FenceRequired)
 	if errors.Is(err, errCreateConflict) {
-		err = c.create(ctx, "")
+		err = c.create(ctx, FenceNone)
 	}
 	return err
 }

@@ -15,7 +15,8 @@ import (
 // headers is refused with 403 and Producer-Outcome: producer-required and
 // is not in the stream, while the database's own appends (always with
 // producer headers) and reads go on. A stream that already exists without
-// the mode is opened as it is.
+// the mode is opened as it is, also from a server whose default mode is
+// required (where a PUT without Stream-Fence would ask for the mode again).
 // Reference: chapter "The epoch-fenced stream", section "What the fence
 // covers".
 func TestStreamIsFenceRequired(t *testing.T) {
@@ -50,17 +51,23 @@ func TestStreamIsFenceRequired(t *testing.T) {
 	a2, _ := ts.mustOpen(t.TempDir(), "A2")
 	a2.Close()
 
-	plain := newTestStream(t)
-	if res := plain.m.ApplyCommand(stream.Command{Op: stream.OpCreate, Stream: "db", Now: 1e18, ContentType: streamContentType}); res.Outcome != stream.Created {
-		t.Fatalf("create plain stream: %s", res.Outcome)
-	}
-	b, _ := plain.mustOpen(t.TempDir(), "B")
-	defer b.Close()
-	b.Put("x", "1")
-	if err := b.Synced(bg); err != nil {
-		t.Fatalf("on a stream without the fence mode: %v", err)
-	}
-	if info, _ := plain.m.Stat("db", 1e18); info.Fence != "" {
-		t.Errorf("an existing plain stream became fence %q", info.Fence)
+	for _, fenceDefault := range []string{"", stream.FenceRequired} {
+		plain := newTestStream(t)
+		plain.srv.FenceDefault = fenceDefault
+		if res := plain.m.ApplyCommand(stream.Command{Op: stream.OpCreate, Stream: "db", Now: 1e18, ContentType: streamContentType}); res.Outcome != stream.Created {
+			t.Fatalf("create plain stream: %s", res.Outcome)
+		}
+		b, _, err := plain.open(t.TempDir(), "B", nil)
+		if err != nil {
+			t.Fatalf("server default %q: open on a stream without the fence mode: %v", fenceDefault, err)
+		}
+		b.Put("x", "1")
+		if err := b.Synced(bg); err != nil {
+			t.Fatalf("server default %q: on a stream without the fence mode: %v", fenceDefault, err)
+		}
+		b.Close()
+		if info, _ := plain.m.Stat("db", 1e18); info.Fence != "" {
+			t.Errorf("server default %q: an existing plain stream became fence %q", fenceDefault, info.Fence)
+		}
 	}
 }
