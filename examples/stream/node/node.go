@@ -47,6 +47,16 @@ type Options struct {
 	// second group next to it: a voter that lost its disk must be removed
 	// and added again with Join (see replica.BootstrapMode). Only with ID.
 	Bootstrap bool
+	// Join, with ID and no Peers, is the base URL of a running voter of the
+	// group this voter joins (streamd -join). When the voter has no Raft
+	// state (an empty Dir, or Dir "" in memory), Start first asks that
+	// voter for the group's configuration (GET AdminPrefix, for up to
+	// JoinCheckFor) and fails, wrapping ErrStillVoter, if it lists ID: the
+	// group counts this voter, whose log is lost, and an empty voter would
+	// grant its vote to any candidate. It fails too when the configuration
+	// cannot be read. Start does not join: the caller calls Join once Start
+	// returns. A voter that has Raft state is not checked.
+	Join string
 	// RaftAdvertise is the Raft address peers dial to reach this voter when
 	// it differs from RaftAddr (a wildcard RaftAddr, a proxy). Default:
 	// RaftAddr. Only with ID.
@@ -337,6 +347,9 @@ func startOne(opts Options) (*Cluster, error) {
 		cfg.Bootstrap = replica.BootstrapNew
 	case len(opts.Peers) > 0 && opts.Dir != "":
 		cfg.Bootstrap = replica.BootstrapNever
+	}
+	if opts.Join != "" && len(opts.Peers) == 0 {
+		cfg.OnEmpty = func() error { return checkNotVoter(opts.Join, opts.ID) }
 	}
 	cfg.Bind, cfg.Advertise, cfg.Dir = opts.RaftAddr, opts.RaftAdvertise, opts.Dir
 	if err := c.add(opts, cfg, opts.HTTPAddr, nil, opts.URL); err != nil {
