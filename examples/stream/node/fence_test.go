@@ -90,3 +90,28 @@ func TestFenceRequiredOnEveryVoter(t *testing.T) {
 		}
 	}
 }
+
+// TestFenceDefaultOption: Options.FenceDefault is checked before anything
+// starts: an unknown mode is an error naming it, and required gives the
+// mode to a stream created without the header.
+func TestFenceDefaultOption(t *testing.T) {
+	if c, err := Start(Options{Voters: 1, FenceDefault: "sometimes"}); err == nil || !strings.Contains(err.Error(), `"sometimes"`) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("Start with FenceDefault sometimes: %v, want an error naming it", err)
+	}
+	c, err := Start(Options{Voters: 1, FenceDefault: stream.FenceRequired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	leader, err := c.Leader(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	createOK(t, leader.URL)
+	if info, o := leader.Machine.Stat("db", time.Now().UnixNano()); o != "" || info.Fence != stream.FenceRequired {
+		t.Errorf("stream created without Stream-Fence under FenceDefault required: %s, fence %q", o, info.Fence)
+	}
+}
