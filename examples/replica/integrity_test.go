@@ -111,3 +111,46 @@ func fmtErr(err error) string {
 	}
 	return err.Error()
 }
+
+// TestOnEmpty: Config.OnEmpty is called when the stores hold no Raft state
+// and Open bootstraps nothing (no Voters: a voter waiting to be added), and
+// its error stops Open, wrapped; it is not called when Open bootstraps, nor
+// for stores with state.
+func TestOnEmpty(t *testing.T) {
+	ctx := ctxFor(t, 20*time.Second)
+	dir := t.TempDir()
+	addr := freeAddrs(t, 1)[0]
+	errLost := errors.New("the group still counts A")
+	calls := 0
+	cfg := fast(replica.Config{ID: "A", Dir: dir, Bind: addr,
+		OnEmpty: func() error { calls++; return errLost }})
+	if g, err := replica.Open(cfg, &appendLog{}); !errors.Is(err, errLost) {
+		if g != nil {
+			g.Close()
+		}
+		t.Fatalf("Open of empty stores with no Voters: %v, want OnEmpty's error", err)
+	}
+	if calls != 1 {
+		t.Fatalf("OnEmpty called %d times on empty stores, want 1", calls)
+	}
+	boot := cfg
+	boot.Voters = []replica.Peer{{ID: "A", Address: addr}}
+	g, err := replica.Open(boot, &appendLog{})
+	if err != nil {
+		t.Fatalf("Open that bootstraps: %v", err)
+	}
+	if _, err := g.WaitLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Apply(ctx, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if g, err = replica.Open(cfg, &appendLog{}); err != nil {
+		t.Fatalf("Open of stores with state: %v", err)
+	}
+	g.Close()
+	if calls != 1 {
+		t.Errorf("OnEmpty called %d times in all, want 1 (only for the empty stores)", calls)
+	}
+}

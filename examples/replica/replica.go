@@ -146,6 +146,16 @@ type Config struct {
 	// default, BootstrapIfEmpty, bootstraps whenever the stores are empty.
 	Bootstrap BootstrapMode
 
+	// OnEmpty, if set, is called by Open when the stores hold no Raft state
+	// and Open bootstraps nothing (Voters is empty: the voter waits to be
+	// added to a running group), before Raft starts, so before the voter
+	// can grant a vote. An error it returns stops Open, wrapped. A voter
+	// that joins checks there that the group does not count it as a voter
+	// already: one that does has lost its log, and an empty voter grants
+	// its vote to any candidate (Raft §5.4.1 counts on every voter keeping
+	// its log).
+	OnEmpty func() error
+
 	// HeartbeatTimeout, ElectionTimeout and LeaderLeaseTimeout are Raft's
 	// timing knobs (Raft §5.2, §5.6: broadcast time ≪ election timeout).
 	// A follower that hears nothing from a leader for HeartbeatTimeout
@@ -254,7 +264,8 @@ type Group struct {
 // or a snapshot that changed on disk.
 //
 // Errors: a missing ID, an ID absent from Voters at bootstrap, a store that
-// cannot be opened, a Bind address that cannot be listened on; an error
+// cannot be opened, a Bind address that cannot be listened on, the error of
+// Config.OnEmpty (wrapped); an error
 // wrapping ErrDamaged that names the file (raft.db, a snapshot's meta.json
 // or state.bin) when the data directory fails those checks.
 func Open(cfg Config, m Machine) (*Group, error) {
@@ -333,6 +344,11 @@ func Open(cfg Config, m Machine) (*Group, error) {
 		return fail(fmt.Errorf("%w: %s holds Raft state; a group is bootstrapped once, on its first start", ErrBootstrapped, storesName(cfg)))
 	case !has && cfg.Bootstrap == BootstrapNever:
 		return fail(fmt.Errorf("%w in %s, and the group already exists: if this voter's data is lost, remove it from the group and add it again empty (join)", ErrNoState, storesName(cfg)))
+	}
+	if !has && len(cfg.Voters) == 0 && cfg.OnEmpty != nil {
+		if err := cfg.OnEmpty(); err != nil {
+			return fail(err)
+		}
 	}
 	if !has && len(cfg.Voters) > 0 {
 		var conf raft.Configuration

@@ -73,6 +73,12 @@ type Command struct {
 	ForkFrom      string `json:"forkFrom,omitempty"`
 	ForkOffset    int64  `json:"forkOffset,omitempty"`
 	ForkSubOffset int64  `json:"forkSubOffset,omitempty"`
+	// Create: the fence mode asked for (the Stream-Fence header, this
+	// book's extension of the protocol): FenceRequired or FenceNone; ""
+	// asks for none, except on a fork, which then takes its source's mode.
+	// Any other value is refused with BadRequest. The mode is fixed at
+	// creation: see Stream.Fence.
+	Fence string `json:"fence,omitempty"`
 
 	// Create and append: the messages to append. A byte stream's append is
 	// one message; a JSON stream's append is one message per element of the

@@ -11,6 +11,12 @@
 // refuses the same appends: keeping one writer takes neither a lock server
 // nor a lease (chapter "The epoch-fenced stream").
 //
+// An append without producer headers passes beside the fence, as the
+// protocol has it, unless the stream was created with FenceRequired (this
+// book's Stream-Fence header): then, once any producer has written, such an
+// append is refused with ProducerRequired (chapter "The epoch-fenced
+// stream", section "What the fence covers").
+//
 // The package does no I/O and reads no clock: time enters as Command.Now,
 // stamped by the leader before it proposes the command, so expiry decides the
 // same way on every voter. The HTTP server (streamd) and the Raft group live

@@ -8,15 +8,20 @@ import (
 // FuzzAppendRefusalChangesNothing applies one arbitrary append after a fixed
 // history and checks the machine's promise: a refused command leaves the
 // state byte for byte as it was, and an accepted one moves the producer to
-// the request's (epoch, seq).
+// the request's (epoch, seq). With fenced the stream is created with
+// Stream-Fence: required, and with anon the append has no producer
+// headers, which such a stream (holding producer p's state) must refuse.
 // Reference: chapter "The epoch-fenced stream", section "The HTTP surface"
 // (a refusal changes nothing); PROTOCOL.md 5.2.1.
 func FuzzAppendRefusalChangesNothing(f *testing.F) {
-	f.Add("p", uint64(7), uint64(2), []byte("x"), false, "text/plain", "")
-	f.Add("p", uint64(6), uint64(0), []byte("x"), false, "text/plain", "")
-	f.Add("p", uint64(8), uint64(0), []byte{}, true, "", "")
-	f.Add("q", uint64(0), uint64(3), []byte("x"), false, "application/json", "i")
-	f.Fuzz(func(t *testing.T, id string, epoch, seq uint64, data []byte, closeIt bool, ct, inc string) {
+	f.Add("p", uint64(7), uint64(2), []byte("x"), false, "text/plain", "", false, false)
+	f.Add("p", uint64(6), uint64(0), []byte("x"), false, "text/plain", "", false, false)
+	f.Add("p", uint64(8), uint64(0), []byte{}, true, "", "", false, false)
+	f.Add("q", uint64(0), uint64(3), []byte("x"), false, "application/json", "i", false, false)
+	f.Add("", uint64(0), uint64(0), []byte("x"), false, "text/plain", "", true, true)
+	f.Add("", uint64(0), uint64(0), []byte{}, true, "", "", true, true)
+	f.Add("", uint64(0), uint64(0), []byte("x"), false, "text/plain", "", false, true)
+	f.Fuzz(func(t *testing.T, id string, epoch, seq uint64, data []byte, closeIt bool, ct, inc string, fenced, anon bool) {
 		m := NewMachine()
 		// The fixed history must hold, or every input is refused for a
 		// missing stream and the checks below test nothing.
@@ -24,7 +29,7 @@ func FuzzAppendRefusalChangesNothing(f *testing.F) {
 			c    Command
 			want Outcome
 		}{
-			{create("s", "text/plain"), Created},
+			{Command{Op: OpCreate, Stream: "s", Now: t0, ContentType: "text/plain", Fence: map[bool]string{true: FenceRequired}[fenced]}, Created},
 			{appendP("s", "p", 7, 0, "a"), Appended},
 			{appendP("s", "p", 7, 1, "b"), Appended},
 		} {
@@ -38,6 +43,9 @@ func FuzzAppendRefusalChangesNothing(f *testing.F) {
 		}
 		c := Command{Op: OpAppend, Stream: "s", Now: t0, ContentType: ct, Close: closeIt,
 			Producer: &Producer{ID: id, Epoch: epoch, Seq: seq}, Incarnation: inc}
+		if anon {
+			c.Producer = nil
+		}
 		if len(data) > 0 {
 			c.Messages = [][]byte{data}
 		}
@@ -46,8 +54,21 @@ func FuzzAppendRefusalChangesNothing(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		switch r.Outcome {
-		case Appended, ClosedNow:
+		switch {
+		case anon && fenced:
+			// Only malformed input and a wrong content type come before
+			// the fence (State.decide's order).
+			if o := r.Outcome; o != ProducerRequired && o != BadRequest && o != ContentTypeMismatch {
+				t.Fatalf("header-less append to a fence-required stream with a producer: %s (%s), want %s", o, r.Message, ProducerRequired)
+			}
+			if !bytes.Equal(before, after) {
+				t.Fatalf("%s (%s) changed the state", r.Outcome, r.Message)
+			}
+		case anon:
+			if r.Err() != nil && !bytes.Equal(before, after) {
+				t.Fatalf("%s (%s) changed the state", r.Outcome, r.Message)
+			}
+		case r.Outcome == Appended || r.Outcome == ClosedNow:
 			p := m.st.Streams["s"].Producers[id]
 			if p == nil || p.Epoch != epoch || p.LastSeq != seq {
 				t.Fatalf("%s: producer state %+v, want epoch %d seq %d", r.Outcome, p, epoch, seq)

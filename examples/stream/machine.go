@@ -166,6 +166,8 @@ type Info struct {
 	TTL         int64 // seconds, -1 for none
 	ExpiresAt   int64 // Unix ns, 0 for none
 	Incarnation string
+	// Fence is the stream's fence mode: FenceRequired, or "" for none.
+	Fence string
 	// ExpiresBy is when the stream expires (Unix ns) unless a read touches
 	// its sliding TTL first: the earlier of ExpiresAt and the last access
 	// plus TTL; 0 when it never expires. Readers that wait on the stream
@@ -196,7 +198,7 @@ func (s *Stream) info() Info {
 		}
 	}
 	return Info{Name: s.Name, ContentType: s.ContentType, Tail: s.Tail, Closed: s.Closed,
-		TTL: s.TTL, ExpiresAt: s.ExpiresAt, Incarnation: s.Incarnation, ExpiresBy: by}
+		TTL: s.TTL, ExpiresAt: s.ExpiresAt, Incarnation: s.Incarnation, Fence: s.Fence, ExpiresBy: by}
 }
 
 // ReadResult is the answer to a catch-up read.

@@ -34,6 +34,7 @@ const (
 	ClaimNotAtZero      Outcome = "claim-not-at-zero"     // [400] 5.2.1 new epoch, seq != 0
 	SequenceGap         Outcome = "sequence-gap"          // [409] 5.2.1
 	StaleIncarnation    Outcome = "stale-incarnation"     // [412] this book's addition
+	ProducerRequired    Outcome = "producer-required"     // [403] this book's: Stream-Fence: required
 	BadRequest          Outcome = "bad-request"           // [400] input the machine refuses
 )
 
@@ -62,6 +63,8 @@ type Result struct {
 	Closed      bool   `json:"closed,omitempty"`
 	ContentType string `json:"contentType,omitempty"`
 	Incarnation string `json:"incarnation,omitempty"`
+	// Fence is the stream's fence mode (FenceRequired, or "" for none).
+	Fence string `json:"fence,omitempty"`
 
 	// Producer answers (PROTOCOL.md 5.2.1): on success Epoch echoes the
 	// request's epoch and Seq is the highest sequence number accepted in it;
@@ -101,6 +104,7 @@ var (
 	ErrClaimNotAtZero      = errors.New("new producer epoch must start at sequence number 0")
 	ErrSequenceGap         = errors.New("producer sequence gap")
 	ErrStaleIncarnation    = errors.New("stale incarnation")
+	ErrProducerRequired    = errors.New("producer headers required")
 	ErrBadRequest          = errors.New("bad request")
 )
 
@@ -115,6 +119,7 @@ var outcomeErrs = map[Outcome]error{
 	ClaimNotAtZero:      ErrClaimNotAtZero,
 	SequenceGap:         ErrSequenceGap,
 	StaleIncarnation:    ErrStaleIncarnation,
+	ProducerRequired:    ErrProducerRequired,
 	BadRequest:          ErrBadRequest,
 }
 

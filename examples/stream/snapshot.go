@@ -11,9 +11,17 @@ import (
 	"unsafe"
 )
 
-// snapMagic starts a snapshot in the streamed format (WriteSnapshot). A
-// snapshot that does not start with it is the JSON of Snapshot.
-const snapMagic = "DSS1"
+// snapMagic starts a snapshot in the streamed format (WriteSnapshot); its
+// last byte is the format's version. A snapshot that starts with neither
+// snapMagic nor snapMagicV1 is the JSON of Snapshot.
+//
+// Version 2 adds each stream's fence mode (Stream.Fence) after its
+// SoftDeleted flag. Version 1 (snapMagicV1), written before fence modes
+// existed, is still read: its streams have none.
+const (
+	snapMagic   = "DSS2"
+	snapMagicV1 = "DSS1"
+)
 
 // maxSnapString bounds one string or one chunk read from a snapshot, so that
 // a corrupt length cannot make Restore allocate without limit.
@@ -122,6 +130,7 @@ func writeSnapshot(out io.Writer, next uint64, streams []Stream) error {
 		w.varint(s.ForkSubOffset)
 		w.varint(int64(s.Forks))
 		w.bool(s.SoftDeleted)
+		w.str(s.Fence)
 		ids := slices.Sorted(maps.Keys(s.Producers))
 		w.uvarint(uint64(len(ids)))
 		for _, id := range ids {
@@ -212,15 +221,16 @@ func (s *snapReader) bool() bool {
 func (m *Machine) ReadSnapshot(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(len(snapMagic))
-	if err != nil || string(head) != snapMagic {
+	if err != nil || string(head) != snapMagic && string(head) != snapMagicV1 {
 		b, err := io.ReadAll(br)
 		if err != nil {
 			return fmt.Errorf("stream: restore: %v", err)
 		}
 		return m.Restore(b)
 	}
+	v2 := string(head) == snapMagic
 	br.Discard(len(snapMagic))
-	st, err := readSnapshot(&snapReader{r: br})
+	st, err := readSnapshot(&snapReader{r: br}, v2)
 	if err != nil {
 		return fmt.Errorf("stream: restore: malformed snapshot: %v", err)
 	}
@@ -237,7 +247,9 @@ type pending struct {
 	own     []Chunk
 }
 
-func readSnapshot(r *snapReader) (*State, error) {
+// readSnapshot reads the streams after the magic; withFence is true for
+// version 2, whose streams carry their fence mode.
+func readSnapshot(r *snapReader, withFence bool) (*State, error) {
 	st := NewState()
 	st.NextIncarnation = r.uvarint()
 	n := r.uvarint()
@@ -251,6 +263,13 @@ func readSnapshot(r *snapReader) (*State, error) {
 		s.StreamSeq, s.Incarnation, s.ForkFrom = r.str(), r.str(), r.str()
 		s.ForkOffset, s.ForkSubOffset = r.varint(), r.varint()
 		s.Forks, s.SoftDeleted = int(r.varint()), r.bool()
+		if withFence {
+			switch s.Fence = r.str(); s.Fence {
+			case "", FenceRequired:
+			default:
+				return nil, fmt.Errorf("stream %q: unknown fence mode %q", s.Name, s.Fence)
+			}
+		}
 		np := r.uvarint()
 		s.Producers = make(map[string]*ProducerState, min(np, 1<<16))
 		for j := uint64(0); j < np && r.err == nil; j++ {

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -130,6 +131,14 @@ func FuzzReadSnapshot(f *testing.F) {
 	m.WriteSnapshot(&b)
 	f.Add(b.Bytes())
 	f.Add([]byte(snapMagic))
+	f.Add([]byte(snapMagicV1))
+	m.ApplyCommand(Command{Op: OpCreate, Stream: "fenced", Now: t0, Fence: FenceRequired})
+	b.Reset()
+	m.WriteSnapshot(&b)
+	f.Add(b.Bytes())
+	if old, err := os.ReadFile("testdata/snapshot-dss1.bin"); err == nil {
+		f.Add(old)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewMachine()
 		if err := r.ReadSnapshot(bytes.NewReader(data)); err != nil {

@@ -246,10 +246,11 @@ func writeFile(t *testing.T, f string, b []byte) {
 // back (-join), instead of bootstrapping a second group next to the first:
 // an empty voter grants its vote to any candidate, and with one more fault
 // a candidate missing acknowledged appends can then win (Raft §5.4.1
-// counts on every voter keeping its log). Then the voter is brought back as
-// the message says: removed from the group, started empty with -join, and
-// it reaches the leader's state. Reference: etcd's initial cluster state
-// ("new" against "existing").
+// counts on every voter keeping its log). Started with -join instead while
+// the group still counts it, it must refuse too, saying to remove it first.
+// Then the voter is brought back as the messages say: removed from the
+// group, started empty with -join, and it reaches the leader's state.
+// Reference: etcd's initial cluster state ("new" against "existing").
 func TestStreamdLostDataDir(t *testing.T) {
 	c := newCluster(t, binary(t, "stream/streamd"), "A", "B", "C")
 	for _, v := range c.voters {
@@ -274,31 +275,44 @@ func TestStreamdLostDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	mark := "--- start on an empty data directory\n"
-	fmt.Fprint(f, mark)
-	cmd := exec.Command(c.bin, victim.args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		b, _ := os.ReadFile(victim.dir + ".log")
-		out := string(b)
-		out = out[strings.LastIndex(out, mark)+len(mark):]
-		if !strings.Contains(out, victim.dir) || !strings.Contains(out, "-join") {
-			t.Fatalf("voter %s exited (%v) on an empty data directory without naming %s and -join:\n%s", victim.id, err, victim.dir, lastLines(out, 10))
+	// refused starts the victim with args on its empty data directory and
+	// requires it to exit within 15 s, its output holding every one of
+	// wants.
+	refused := func(args []string, wants ...string) {
+		t.Helper()
+		mark := fmt.Sprintf("--- start on an empty data directory: %q\n", args)
+		fmt.Fprint(f, mark)
+		cmd := exec.Command(c.bin, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		cmd.Stdout, cmd.Stderr = f, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("voter %s refused to start on an empty data directory (%v): %s", victim.id, err, lastLines(out, 2))
-	case <-time.After(15 * time.Second):
-		w, _ := c.view(victim, true)
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("voter %s started on an empty data directory in a running group with its usual command line (it reports %+v): it bootstrapped a second group", victim.id, w)
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			b, _ := os.ReadFile(victim.dir + ".log")
+			out := string(b)
+			out = out[strings.LastIndex(out, mark)+len(mark):]
+			for _, want := range wants {
+				if !strings.Contains(out, want) {
+					t.Fatalf("voter %s exited (%v) on an empty data directory without naming %q:\n%s", victim.id, err, want, lastLines(out, 10))
+				}
+			}
+			t.Logf("voter %s refused to start on an empty data directory (%v): %s", victim.id, err, lastLines(out, 2))
+		case <-time.After(15 * time.Second):
+			w, _ := c.view(victim, true)
+			cmd.Process.Kill()
+			<-exited
+			t.Fatalf("voter %s started on an empty data directory in a running group that counts it, with %q (it reports %+v)", victim.id, args, w)
+		}
 	}
+	// Its usual command line: it would bootstrap a second group.
+	refused(victim.args, victim.dir, "-join")
+	// With -join, before it is removed: the group still counts it, and it
+	// would vote with an empty log.
+	refused(append(dropFlag(victim.args, "-peers"), "-join", c.leader(10*time.Second).url), "DELETE /v1/cluster/voters/"+victim.id)
 	// Brought back as the message says.
 	req, _ := http.NewRequest(http.MethodDelete, c.leader(10*time.Second).url+"/v1/cluster/voters/"+victim.id, nil)
 	resp, err := http.DefaultClient.Do(req)

@@ -207,6 +207,58 @@ func adminError(w http.ResponseWriter, code int, format string, args ...any) {
 	fmt.Fprintf(w, format+"\n", args...)
 }
 
+// ErrStillVoter is wrapped by Start's error when a voter with no Raft
+// state is to join a group that already counts it as a voter (see
+// Options.Join). Its log is lost: remove it from the group first (DELETE
+// AdminPrefix/voters/<id> on a running voter), then start it again.
+var ErrStillVoter = errors.New("the group still counts this voter")
+
+// JoinCheckFor bounds how long Start tries to read the group's
+// configuration before a voter with no Raft state joins (Options.Join).
+var JoinCheckFor = 30 * time.Second
+
+// checkNotVoter asks the voter at base for the group's configuration and
+// returns an error wrapping ErrStillVoter if it lists id, or an error
+// naming base when no answer came within JoinCheckFor.
+func checkNotVoter(base, id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), JoinCheckFor)
+	defer cancel()
+	u := strings.TrimSuffix(base, "/") + AdminPrefix
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return fmt.Errorf("join %s: %v", base, err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			var v ClusterView
+			if resp.StatusCode == http.StatusOK {
+				err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&v)
+			} else {
+				msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+				err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+			}
+			resp.Body.Close()
+			if err == nil {
+				for _, p := range v.Voters {
+					if p.ID == id {
+						return fmt.Errorf("%w: voter %s (GET %s) lists voter %s at %s, and this voter has no Raft state: its log is lost, and it must not vote with an empty one",
+							ErrStillVoter, v.ID, u, id, p.Raft)
+					}
+				}
+				return nil
+			}
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("join %s: cannot read the group's configuration (last: %v); a voter with no Raft state starts only once the group shows it does not count it", base, last)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // Join asks the group through any of its voters (base URL) to add voter id
 // at Raft address raft, retrying every second until a voter accepts or ctx
 // ends. A voter started with no Peers and an empty Dir calls it to join a

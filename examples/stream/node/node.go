@@ -47,6 +47,16 @@ type Options struct {
 	// second group next to it: a voter that lost its disk must be removed
 	// and added again with Join (see replica.BootstrapMode). Only with ID.
 	Bootstrap bool
+	// Join, with ID and no Peers, is the base URL of a running voter of the
+	// group this voter joins (streamd -join). When the voter has no Raft
+	// state (an empty Dir, or Dir "" in memory), Start first asks that
+	// voter for the group's configuration (GET AdminPrefix, for up to
+	// JoinCheckFor) and fails, wrapping ErrStillVoter, if it lists ID: the
+	// group counts this voter, whose log is lost, and an empty voter would
+	// grant its vote to any candidate. It fails too when the configuration
+	// cannot be read. Start does not join: the caller calls Join once Start
+	// returns. A voter that has Raft state is not checked.
+	Join string
 	// RaftAdvertise is the Raft address peers dial to reach this voter when
 	// it differs from RaftAddr (a wildcard RaftAddr, a proxy). Default:
 	// RaftAddr. Only with ID.
@@ -71,6 +81,10 @@ type Options struct {
 	LongPoll      time.Duration
 	MaxBody       int64
 	MaxProducerID int
+	// FenceDefault is the fence mode of a stream created without a
+	// Stream-Fence header: stream.FenceRequired, or "" or stream.FenceNone
+	// (the protocol's behaviour); see server.Server.FenceDefault.
+	FenceDefault string
 	// ReadHeaderTimeout bounds the time a client may take to send a
 	// request's header (default 10s); IdleTimeout how long a kept-alive
 	// connection may sit between requests (default 2m). Both cut off
@@ -247,6 +261,11 @@ func Start(opts Options) (*Cluster, error) {
 	if opts.RaftAddr == "" {
 		opts.RaftAddr = "127.0.0.1:0"
 	}
+	switch opts.FenceDefault {
+	case "", stream.FenceNone, stream.FenceRequired:
+	default:
+		return nil, fmt.Errorf("node: fence default %q: want %q or %q", opts.FenceDefault, stream.FenceRequired, stream.FenceNone)
+	}
 	if opts.ID != "" {
 		return startOne(opts)
 	}
@@ -329,6 +348,9 @@ func startOne(opts Options) (*Cluster, error) {
 	case len(opts.Peers) > 0 && opts.Dir != "":
 		cfg.Bootstrap = replica.BootstrapNever
 	}
+	if opts.Join != "" && len(opts.Peers) == 0 {
+		cfg.OnEmpty = func() error { return checkNotVoter(opts.Join, opts.ID) }
+	}
 	cfg.Bind, cfg.Advertise, cfg.Dir = opts.RaftAddr, opts.RaftAdvertise, opts.Dir
 	if err := c.add(opts, cfg, opts.HTTPAddr, nil, opts.URL); err != nil {
 		c.Close()
@@ -380,7 +402,8 @@ func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr string, ln net.
 	}
 	nd.Server = &server.Server{M: nd.Machine, A: applier{g}, LongPoll: opts.LongPoll, MaxBody: opts.MaxBody,
 		BodyTimeout: opts.BodyTimeout, WriteTimeout: opts.WriteTimeout, Redirect: c.redirect(nd), Forward: true,
-		NewLeader: c.newLeader(nd), BaseURL: nd.URL, MaxProducerID: opts.MaxProducerID}
+		NewLeader: c.newLeader(nd), BaseURL: nd.URL, MaxProducerID: opts.MaxProducerID,
+		FenceDefault: opts.FenceDefault}
 	mux := http.NewServeMux()
 	mux.Handle(AdminPrefix, c.admin(nd))
 	mux.Handle(AdminPrefix+"/", c.admin(nd))

@@ -28,9 +28,20 @@ const (
 	HeaderNextOffset    = "Stream-Next-Offset"
 	HeaderUpToDate      = "Stream-Up-To-Date"
 	HeaderClosed        = "Stream-Closed"
+	HeaderFence         = "Stream-Fence"
 
 	// OutcomeEpochClosed is the Producer-Outcome of a 403 for an older epoch.
 	OutcomeEpochClosed = "epoch-closed"
+
+	// FenceRequired is the Stream-Fence mode the database's stream is
+	// created with: once a producer has written, the stream refuses every
+	// append without producer headers, so a writer that does not take part
+	// in the claims cannot write past the owner. The database itself only
+	// ever appends with producer headers.
+	FenceRequired = "required"
+	// FenceNone is the Stream-Fence mode of a stream without the fence
+	// mode: the protocol's behaviour.
+	FenceNone = "none"
 
 	// streamContentType is the content type the database's stream is created
 	// with; its bytes are newline-delimited JSON records.
@@ -92,14 +103,36 @@ func (c *Client) url() string {
 	return strings.TrimRight(c.Base, "/") + "/v1/stream/" + url.PathEscape(c.Name)
 }
 
-// Create creates the stream if it does not exist (PUT, 201 or 200). It returns
-// an error wrapping ErrUnreachable on a transport failure.
+// Create creates the stream if it does not exist (PUT, 201 or 200), with
+// Stream-Fence: required. A stream that exists without that mode (created
+// by an earlier version of this package, or by hand) answers such a PUT
+// with 409; Create then asks again with Stream-Fence: none (not without the
+// header, which a server started with -fence-default required would take
+// as required) and, on a 200, uses the stream as it is, without the mode,
+// since the mode of an existing stream cannot change. It returns an error
+// wrapping ErrUnreachable on a transport failure, and an error naming the
+// status for any other answer, such as a 409 to both PUTs (a stream of
+// another content type).
 func (c *Client) Create(ctx context.Context) error {
+	err := c.create(ctx, FenceRequired)
+	if errors.Is(err, errCreateConflict) {
+		err = c.create(ctx, FenceNone)
+	}
+	return err
+}
+
+// errCreateConflict is wrapped by create's error for a 409.
+var errCreateConflict = errors.New("stream exists with another configuration")
+
+func (c *Client) create(ctx context.Context, fence string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.url(), nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", streamContentType)
+	if fence != "" {
+		req.Header.Set(HeaderFence, fence)
+	}
 	resp, err := c.http().Do(req)
 	if err != nil {
 		return fmt.Errorf("create stream %q: %w: %v", c.Name, ErrUnreachable, err)
@@ -108,6 +141,9 @@ func (c *Client) Create(ctx context.Context) error {
 	io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode >= 500 {
 		return fmt.Errorf("create stream %q: %w: status %d", c.Name, ErrUnreachable, resp.StatusCode)
+	}
+	if resp.StatusCode == http.StatusConflict {
+		return fmt.Errorf("create stream %q: %w: status %d", c.Name, errCreateConflict, resp.StatusCode)
 	}
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("create stream %q: status %d", c.Name, resp.StatusCode)

@@ -192,6 +192,12 @@ func (ts *testStream) producer() (uint64, uint64) {
 	return p.Epoch, p.LastSeq
 }
 
+// closeBehind closes the database's stream behind its owners' backs, as an
+// operator's tool would. The stream is fence-required, so the close names a
+// producer of its own (an id the database never uses).
+var closeBehind = stream.Command{Op: stream.OpAppend, Stream: "db", Close: true,
+	Producer: &stream.Producer{ID: "operator", Epoch: 0, Seq: 0}}
+
 func isAppend(r *http.Request) bool { return r.Method == http.MethodPost }
 
 func headerIs(r *http.Request, name, v string) bool { return r.Header.Get(name) == v }

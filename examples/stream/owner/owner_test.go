@@ -197,7 +197,7 @@ func TestOpenClaims(t *testing.T) {
 		ts.mustOpen(t.TempDir(), "A")
 		ts.setFront(func(w http.ResponseWriter, r *http.Request) bool {
 			if isClaim(r) { // closed after B's open found the stream
-				ts.m.ApplyCommand(stream.Command{Op: stream.OpAppend, Stream: "db", Close: true})
+				ts.m.ApplyCommand(closeBehind)
 			}
 			return false
 		})
@@ -595,7 +595,7 @@ func TestClosedStreamIsNoClaim(t *testing.T) {
 			if fenced {
 				ts.mustOpen(t.TempDir(), "B") // B takes over: epoch 2
 			}
-			if r := ts.m.ApplyCommand(stream.Command{Op: stream.OpAppend, Stream: "db", Close: true}); r.Err() != nil {
+			if r := ts.m.ApplyCommand(closeBehind); r.Err() != nil {
 				t.Fatal(r.Err())
 			}
 			var claims atomic.Int32

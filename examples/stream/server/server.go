@@ -11,6 +11,17 @@
 //     carries Stream-Incarnation, the token of its history; an append may
 //     send it back in the same header, and a stale one is refused with 412
 //     Precondition Failed.
+//   - A create may send Stream-Fence: required (or none). On a stream
+//     created with required, while it holds the state of any producer (from
+//     the first append with producer headers on), an append or close
+//     without producer headers is refused with 403 and Producer-Outcome:
+//     producer-required, and changes nothing. The answers
+//     to create, HEAD and GET echo Stream-Fence: required for such a stream.
+//     A create without the header gets Server.FenceDefault (a fork: its
+//     source's mode). The Durable Streams protocol allows such optional
+//     headers (PROTOCOL.md 9.1, "Protocol Extensions"); a client that does
+//     not know this one still appends to such a stream with the producer
+//     headers of 5.2.1.
 //
 // Writes become commands of the stream state machine (package stream) and go
 // through an Applier (a Raft group, or a local machine). Reads are served
@@ -60,8 +71,9 @@ const (
 	HeaderProducerExpectedSeq = "Producer-Expected-Seq"
 	HeaderProducerReceivedSeq = "Producer-Received-Seq"
 
-	// HeaderProducerOutcome is this book's: "epoch-closed" on a 403 for an
-	// older epoch.
+	// HeaderProducerOutcome is this book's: on a 403, OutcomeEpochClosed
+	// for an older epoch, OutcomeProducerRequired for an append without
+	// producer headers to a fence-required stream.
 	HeaderProducerOutcome = "Producer-Outcome"
 	// HeaderProducerClosedEpoch and HeaderProducerClosedSeq answer a claim:
 	// the closed epoch and that epoch's last applied sequence number.
@@ -70,6 +82,20 @@ const (
 	// HeaderIncarnation carries the stream's incarnation token, in answers
 	// and (optionally) in appends.
 	HeaderIncarnation = "Stream-Incarnation"
+	// HeaderFence is this book's: a create's fence mode ("required" or
+	// "none"), echoed as "required" by the answers about a fence-required
+	// stream.
+	HeaderFence = "Stream-Fence"
+)
+
+// Producer-Outcome values of this book's refusals (HeaderProducerOutcome).
+const (
+	// OutcomeEpochClosed: the append's epoch is older than the producer's
+	// current one (403).
+	OutcomeEpochClosed = "epoch-closed"
+	// OutcomeProducerRequired: the stream is fence-required, a producer has
+	// written to it, and the append has no producer headers (403).
+	OutcomeProducerRequired = "producer-required"
 )
 
 // Applier puts an encoded command through the log and returns the encoded
@@ -142,6 +168,12 @@ type Server struct {
 	// MaxProducerID is the longest Producer-Id accepted, in bytes (default
 	// stream.DefaultMaxProducerIDBytes); a longer one gets 400.
 	MaxProducerID int
+	// FenceDefault is the fence mode of a stream created without a
+	// Stream-Fence header: stream.FenceRequired, or "" or stream.FenceNone
+	// for the protocol's behaviour. A fork created without the header takes
+	// its source's mode instead. A create repeated without the header asks
+	// for this mode too, so it is 409 on a stream created with another.
+	FenceDefault string
 }
 
 // Prefix is the path under which streams live.
@@ -164,7 +196,7 @@ func (s *Server) maxBody() int64 {
 var exposed = strings.Join([]string{HeaderNextOffset, HeaderUpToDate, HeaderClosed, HeaderCursor, HeaderTTL,
 	HeaderExpiresAt, HeaderSeq, HeaderSSEEncoding, HeaderProducerEpoch, HeaderProducerSeq,
 	HeaderProducerExpectedSeq, HeaderProducerReceivedSeq, HeaderProducerOutcome,
-	HeaderProducerClosedEpoch, HeaderProducerClosedSeq, HeaderIncarnation,
+	HeaderProducerClosedEpoch, HeaderProducerClosedSeq, HeaderIncarnation, HeaderFence,
 	"ETag", "Location", "Content-Type"}, ", ")
 
 // ServeHTTP answers one request.
@@ -540,6 +572,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 		}
 	}
 	c.Close = isTrue(r.Header.Get(HeaderClosed))
+	fence, err := fenceHeader(r.Header)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "stream %q: %v", name, err)
+		return
+	}
+	c.Fence = fence
 	if from := r.Header.Get(HeaderForkedFrom); from != "" {
 		if u, err := url.Parse(from); err == nil && u.Path != "" {
 			from = u.Path
@@ -574,6 +612,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 	} else if r.Header.Get(HeaderForkOffset) != "" || r.Header.Get(HeaderForkSubOffset) != "" {
 		httpError(w, http.StatusBadRequest, "stream %q: %s or %s needs %s", name, HeaderForkOffset, HeaderForkSubOffset, HeaderForkedFrom)
 		return
+	} else if c.Fence == "" {
+		c.Fence = s.FenceDefault
 	}
 	body, ok := s.readBody(w, r)
 	if !ok {
@@ -603,6 +643,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, name string) {
 		if res.Closed {
 			h.Set(HeaderClosed, "true")
 		}
+		setFence(h, res.Fence)
 		if res.Outcome == stream.Created {
 			h.Set("Location", strings.TrimSuffix(s.BaseURL, "/")+r.URL.EscapedPath())
 			w.WriteHeader(http.StatusCreated)
@@ -621,7 +662,7 @@ func statusOf(o stream.Outcome) int {
 		return http.StatusNotFound
 	case stream.Gone:
 		return http.StatusGone
-	case stream.EpochFenced:
+	case stream.EpochFenced, stream.ProducerRequired:
 		return http.StatusForbidden
 	case stream.ClaimNotAtZero, stream.BadRequest:
 		return http.StatusBadRequest
@@ -642,7 +683,9 @@ func writeRefusal(w http.ResponseWriter, res stream.Result) {
 		h.Set(HeaderNextOffset, FormatOffset(res.NextOffset))
 	case stream.EpochFenced:
 		h.Set(HeaderProducerEpoch, strconv.FormatUint(res.Epoch, 10))
-		h.Set(HeaderProducerOutcome, "epoch-closed")
+		h.Set(HeaderProducerOutcome, OutcomeEpochClosed)
+	case stream.ProducerRequired:
+		h.Set(HeaderProducerOutcome, OutcomeProducerRequired)
 	case stream.SequenceGap:
 		h.Set(HeaderProducerExpectedSeq, strconv.FormatUint(res.ExpectedSeq, 10))
 		h.Set(HeaderProducerReceivedSeq, strconv.FormatUint(res.ReceivedSeq, 10))
@@ -735,6 +778,32 @@ func once(h http.Header, k string) error {
 	return nil
 }
 
+// fenceHeader parses a create's Stream-Fence: "" when absent, else
+// stream.FenceRequired or stream.FenceNone (in any case), given once.
+func fenceHeader(h http.Header) (string, error) {
+	if err := once(h, HeaderFence); err != nil {
+		return "", err
+	}
+	vs := h.Values(HeaderFence)
+	if len(vs) == 0 {
+		return "", nil
+	}
+	switch v := strings.ToLower(strings.TrimSpace(vs[0])); v {
+	case stream.FenceRequired, stream.FenceNone:
+		return v, nil
+	}
+	return "", fmt.Errorf("%s %q: want %q (appends without producer headers are refused once a producer has written) or %q",
+		HeaderFence, vs[0], stream.FenceRequired, stream.FenceNone)
+}
+
+// setFence echoes a fence-required stream's mode; a stream without one
+// gets no header, as from a server that knows no fence modes.
+func setFence(h http.Header, fence string) {
+	if fence == stream.FenceRequired {
+		h.Set(HeaderFence, stream.FenceRequired)
+	}
+}
+
 // producerHeaders parses Producer-Id, Producer-Epoch and Producer-Seq: all
 // three or none (PROTOCOL.md 5.2.1 "Request Headers"), each given once.
 //
@@ -796,6 +865,7 @@ func setMeta(h http.Header, info stream.Info) {
 	if info.Closed {
 		h.Set(HeaderClosed, "true")
 	}
+	setFence(h, info.Fence)
 }
 
 func (s *Server) head(w http.ResponseWriter, r *http.Request, name string) {
@@ -971,6 +1041,7 @@ func (s *Server) writeRead(w http.ResponseWriter, r *http.Request, rr stream.Rea
 	h.Set("Content-Type", rr.ContentType)
 	h.Set(HeaderNextOffset, FormatOffset(rr.Next))
 	h.Set(HeaderIncarnation, rr.Incarnation)
+	setFence(h, rr.Fence)
 	if rr.UpToDate {
 		h.Set(HeaderUpToDate, "true")
 	}

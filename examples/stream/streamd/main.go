@@ -22,7 +22,10 @@
 // exists, and a voter that lost its log must not vote as if it had one (it
 // is removed and joins again). A voter started with
 // -join URL and no -peers asks the group, through the voter at URL, to add
-// it (hashicorp/raft AddVoter on the leader); DELETE /v1/cluster/voters/<id>
+// it (hashicorp/raft AddVoter on the leader). If it has no Raft state, it
+// first reads the group's configuration at URL and refuses to start while
+// the group still counts it: a voter the group counts whose log is lost
+// must not vote with an empty one. DELETE /v1/cluster/voters/<id>
 // on any voter removes one (RemoveServer). GET /v1/cluster shows the
 // configuration. See node.AdminPrefix.
 //
@@ -59,12 +62,13 @@ func main() {
 	id := flag.String("id", "", "run one voter of a group spanning processes: this voter's ID (e.g. A)")
 	peers := flag.String("peers", "", "with -id: the initial voters as ID=host:port,… (Raft addresses, this voter included, the same list on every voter); the group is bootstrapped from it on its first start, with -bootstrap")
 	bootstrap := flag.Bool("bootstrap", false, "with -id and -peers: the group's first start: bootstrap it from -peers (the data directory must hold no Raft state); without it, a data directory with no Raft state is refused, since the group already exists (a voter that lost its data is removed and started again with -join)")
-	join := flag.String("join", "", "with -id and no -peers: base URL of a running voter (e.g. http://10.0.0.1:4437) to ask to add this voter")
+	join := flag.String("join", "", "with -id and no -peers: base URL of a running voter (e.g. http://10.0.0.1:4437) to ask to add this voter; with no Raft state in -data, streamd first reads the group's configuration there and refuses to start if the group still counts this voter (its log is lost: remove it first)")
 	advertise := flag.String("raft-advertise", "", "with -id: the Raft address peers dial, if not -raft-addr (a wildcard bind, a proxy)")
 	url := flag.String("url", "", "with -id: the HTTP base URL other voters forward to (default http://<-addr>)")
 	longPoll := flag.Duration("long-poll", 20*time.Second, "how long a long-poll read waits for data")
 	maxBody := flag.Int64("max-body", 1<<20, "largest request body in bytes (larger: 413)")
 	maxProducerID := flag.Int("max-producer-id", 256, "longest Producer-Id in bytes (longer: 400)")
+	fenceDefault := flag.String("fence-default", "none", "fence mode of a stream created without a Stream-Fence header (a fork: its source's): required (once a producer has written, an append without producer headers is refused with 403) or none (the protocol's behaviour)")
 	producerTTL := flag.Duration("producer-ttl", 0, "without -data: forget a producer id after this long without an accepted append (0: 7 days, PROTOCOL.md 5.2.1's figure for in-memory stores; negative: never); with -data producer state is kept as long as the stream's data, unless -forget-producers")
 	forgetProducers := flag.Bool("forget-producers", false, "with -data: forget idle producers after -producer-ttl all the same; risk: a forgotten producer has no fence and no duplicate detection, so a writer that re-claims without reading the stream can share an epoch with the one that fenced it, and a late retry is appended twice")
 	sweepInterval := flag.Duration("sweep-interval", time.Minute, "how often the leader reclaims expired streams and idle producers through the log")
@@ -75,9 +79,12 @@ func main() {
 	trailing := flag.Uint64("trailing-logs", 0, "log entries kept after a snapshot, for slow followers (0: hashicorp/raft's 10240)")
 	snapInterval := flag.Duration("snapshot-interval", 0, "how often the snapshot threshold is checked (0: hashicorp/raft's 120s)")
 	flag.Parse()
+	if *fenceDefault != "none" && *fenceDefault != "required" {
+		log.Fatalf("streamd: -fence-default %q: want required or none", *fenceDefault)
+	}
 
 	opts := node.Options{Voters: *cluster, Dir: *data, HTTPAddr: *addr, RaftAddr: *raftAddr,
-		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, ProducerTTL: *producerTTL, ForgetProducers: *forgetProducers, SweepInterval: *sweepInterval, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
+		LongPoll: *longPoll, MaxBody: *maxBody, MaxProducerID: *maxProducerID, FenceDefault: *fenceDefault, ProducerTTL: *producerTTL, ForgetProducers: *forgetProducers, SweepInterval: *sweepInterval, HeartbeatTimeout: *heartbeat, ElectionTimeout: *election,
 		LeaderLeaseTimeout: *lease, SnapshotThreshold: *snapThreshold, TrailingLogs: *trailing, SnapshotInterval: *snapInterval}
 	if *id != "" {
 		if *cluster != 1 {
@@ -93,7 +100,7 @@ func main() {
 		if *bootstrap && len(ps) == 0 {
 			log.Fatalf("streamd: -bootstrap needs -peers (the group's voters)")
 		}
-		opts.ID, opts.Peers, opts.RaftAdvertise, opts.URL, opts.Bootstrap = *id, ps, *advertise, *url, *bootstrap
+		opts.ID, opts.Peers, opts.RaftAdvertise, opts.URL, opts.Bootstrap, opts.Join = *id, ps, *advertise, *url, *bootstrap, *join
 	} else if *peers != "" || *join != "" || *advertise != "" || *url != "" {
 		log.Fatalf("streamd: -peers, -join, -raft-advertise and -url need -id")
 	}
@@ -101,6 +108,8 @@ func main() {
 	switch {
 	case errors.Is(err, replica.ErrNoState):
 		log.Fatalf("streamd: %v\nstreamd: to bring voter %s back: on a running voter DELETE /v1/cluster/voters/%s, then start this one with -join URL and no -peers; to create a new group, give -bootstrap", err, *id, *id)
+	case errors.Is(err, node.ErrStillVoter):
+		log.Fatalf("streamd: %v\nstreamd: to bring voter %s back: on a running voter DELETE /v1/cluster/voters/%s, then start this one again with -join", err, *id, *id)
 	case errors.Is(err, replica.ErrBootstrapped):
 		log.Fatalf("streamd: %v; leave out -bootstrap", err)
 	case err != nil:

@@ -55,6 +55,41 @@ type Stream struct {
 	ForkSubOffset int64  `json:"forkSubOffset,omitempty"`
 	Forks         int    `json:"forks,omitempty"`
 	SoftDeleted   bool   `json:"softDeleted,omitempty"`
+
+	// Fence is the stream's fence mode, set when it is created and never
+	// changed: FenceRequired, or "" (none). See FenceRequired.
+	Fence string `json:"fence,omitempty"`
+}
+
+// Fence modes of a stream: the values of the Stream-Fence header of a
+// create, this book's extension of the Durable Streams protocol. Section 9.1
+// "Protocol Extensions" of PROTOCOL.md allows optional headers whose absence
+// keeps the base protocol's behaviour; FenceNone is that behaviour, and a
+// client that knows nothing of the header can still write to a
+// fence-required stream with the producer headers of 5.2.1.
+const (
+	// FenceNone is the protocol's behaviour: an append without producer
+	// headers is judged like any other (content type, closure, Stream-Seq)
+	// and no fence applies to it.
+	FenceNone = "none"
+	// FenceRequired makes the producer fence cover every append: once the
+	// stream holds the state of any producer, an append without producer
+	// headers is refused with ProducerRequired (see State.decide).
+	FenceRequired = "required"
+)
+
+// fenceMode returns the mode a create asks for: FenceRequired, "" (none),
+// or ok false for an unknown mode. A fork that names none takes inherit.
+func fenceMode(mode, inherit string) (string, bool) {
+	switch mode {
+	case FenceRequired:
+		return FenceRequired, true
+	case FenceNone:
+		return "", true
+	case "":
+		return inherit, true
+	}
+	return "", false
 }
 
 // IsJSON reports whether the stream is in JSON mode (PROTOCOL.md 9.1).
@@ -265,7 +300,7 @@ func refuse(o Outcome, format string, args ...any) Result {
 // result returns an answer carrying the stream's current state.
 func (s *Stream) result(o Outcome) Result {
 	return Result{Outcome: o, NextOffset: s.Tail, Closed: s.Closed,
-		ContentType: s.ContentType, Incarnation: s.Incarnation}
+		ContentType: s.ContentType, Incarnation: s.Incarnation, Fence: s.Fence}
 }
 
 func (s *Stream) appendMessages(msgs [][]byte) {
@@ -294,13 +329,23 @@ func (st *State) create(c Command) Result {
 	if c.HasTTL {
 		ttl = c.TTL
 	}
+	inherit := ""
+	if c.ForkFrom != "" {
+		if src := st.Streams[c.ForkFrom]; src != nil {
+			inherit = src.Fence
+		}
+	}
+	fence, ok := fenceMode(c.Fence, inherit)
+	if !ok {
+		return refuse(BadRequest, "stream %q: fence mode %q: want %q or %q", c.Stream, c.Fence, FenceRequired, FenceNone)
+	}
 	if old, o := st.live(c.Stream, c.Now); o == Gone {
 		return refuse(ConfigConflict, "stream %q was deleted and still has forks; its name cannot be reused yet", c.Stream)
 	} else if old != nil {
-		return st.recreate(old, c, ttl)
+		return st.recreate(old, c, ttl, fence)
 	}
 	s := &Stream{Name: c.Stream, ContentType: c.ContentType, TTL: ttl,
-		ExpiresAt: c.ExpiresAt, LastAccess: c.Now, Producers: map[string]*ProducerState{}}
+		ExpiresAt: c.ExpiresAt, LastAccess: c.Now, Producers: map[string]*ProducerState{}, Fence: fence}
 	if c.ForkFrom != "" {
 		src, o := st.live(c.ForkFrom, c.Now)
 		switch o {
@@ -336,11 +381,13 @@ func (st *State) create(c Command) Result {
 }
 
 // recreate answers a create for a name that exists: 200 when the
-// configuration matches (PROTOCOL.md 5.1), 409 otherwise.
-func (st *State) recreate(s *Stream, c Command, ttl int64) Result {
+// configuration matches (PROTOCOL.md 5.1), 409 otherwise. The fence mode is
+// part of the configuration: fence is the mode the create asks for (for a
+// fork that names none, its source's).
+func (st *State) recreate(s *Stream, c Command, ttl int64, fence string) Result {
 	same := (c.ContentType == "" || MediaType(s.ContentType) == MediaType(c.ContentType)) &&
 		s.TTL == ttl && s.ExpiresAt == c.ExpiresAt && s.Closed == c.Close &&
-		s.ForkFrom == c.ForkFrom
+		s.ForkFrom == c.ForkFrom && s.Fence == fence
 	if same && c.ForkFrom != "" && c.ForkOffset >= 0 {
 		same = s.ForkOffset == c.ForkOffset && s.ForkSubOffset == c.ForkSubOffset
 	}
@@ -463,6 +510,20 @@ func (st *State) append(c Command) Result {
 // this book's incarnation check, so that a fenced writer learns it was
 // replaced and a retry of an applied append is acknowledged; then gaps and
 // Stream-Seq.
+//
+// On a stream created with FenceRequired, an append without a producer
+// takes the producer rule's place and is refused with ProducerRequired as
+// soon as the stream holds the state of any producer: from then on the
+// producer fence decides who writes, and a writer that sends no producer
+// headers would pass beside it. A close without producer headers (an empty
+// append with Stream-Closed) is refused the same way. Before the first
+// producer append (and again once every producer has been forgotten, by
+// OpSweep) there is no epoch to bypass, and such appends are judged as on
+// any stream: refusing them too would not make the fence hold any better,
+// since a writer that sends producer headers under a fresh id is accepted
+// all the same, and it would forbid filling a stream before its first
+// owner claims it. On a closed stream the closed stream's answers come first,
+// as they do for a fenced epoch.
 func (st *State) decide(s *Stream, c Command, empty bool) Result {
 	if s.Closed {
 		if c.Producer != nil && s.ClosedBy != nil && *c.Producer == *s.ClosedBy {
@@ -477,6 +538,10 @@ func (st *State) decide(s *Stream, c Command, empty bool) Result {
 	if !empty && MediaType(c.ContentType) != MediaType(s.ContentType) {
 		return refuse2(s, ContentTypeMismatch, "stream %q has content type %q, the append has %q",
 			s.Name, s.ContentType, c.ContentType)
+	}
+	if c.Producer == nil && s.Fence == FenceRequired && len(s.Producers) > 0 {
+		return refuse2(s, ProducerRequired, "stream %q is fence-required (Stream-Fence: %s) and a producer has written to it: "+
+			"an append must carry Producer-Id, Producer-Epoch and Producer-Seq", s.Name, FenceRequired)
 	}
 	var pr Result
 	if c.Producer != nil {
