@@ -28,6 +28,7 @@ const ChecksDirective = "{{#checks}}"
 type claimIndex struct {
 	all      []verify.Claim
 	byTarget map[string]verify.Claim // "examples/x/x_test.go#TestX" -> a passing claim
+	byLink   map[string]verify.Claim // chapter path + "#" + the link's id (ClaimID) -> its passing claim
 	mutants  map[string]killedMutant // mutantKey -> a killed mutant (mutants.go)
 	set      bool
 }
@@ -39,10 +40,11 @@ type claimIndex struct {
 // without SetClaims, or for a check that did not pass, the link is an
 // ordinary link to the file.
 func (r *Renderer) SetClaims(claims []verify.Claim) {
-	r.claims = claimIndex{all: claims, byTarget: map[string]verify.Claim{}, mutants: indexMutants(claims), set: true}
+	r.claims = claimIndex{all: claims, byTarget: map[string]verify.Claim{}, byLink: map[string]verify.Claim{}, mutants: indexMutants(claims), set: true}
 	for _, c := range claims {
 		if c.Passed {
 			r.claims.byTarget[c.Target+"#"+c.Func] = c
+			r.claims.byLink[c.Chapter+"#"+c.ID] = c
 		}
 	}
 }
@@ -74,7 +76,13 @@ func (r *Renderer) markClaim(chPath string, n *ast.Link, generated bool, count m
 	if !generated {
 		count[fn]++
 	}
+	// A link the author wrote is its own claim, with its own mutants; the
+	// same check linked elsewhere is another claim. A link of the table
+	// of checks stands for the check.
 	c, ok := r.claims.byTarget[file+"#"+fn]
+	if !generated {
+		c, ok = r.claims.byLink[chPath+"#"+markdown.ClaimID(fn, count[fn])]
+	}
 	if !ok {
 		return
 	}

@@ -156,3 +156,35 @@ func TestWordBreaks(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimLinksKeepTheirOwnMutants links one check twice in a chapter,
+// each claim with mutants of its own: each link's badge and title must
+// count and name its own claim's killed mutants, not the other's.
+func TestClaimLinksKeepTheirOwnMutants(t *testing.T) {
+	b := testBook(t)
+	must(t, os.WriteFile(filepath.Join(b.Root, "examples", "stream", "state_test.go"), []byte("package stream\n"), 0o644))
+	mutant := func(name string) verify.Mutant {
+		return verify.Mutant{Name: name, Dir: "examples/stream/testdata/mutants/" + name, Killed: true}
+	}
+	claims := []verify.Claim{
+		{File: "book/ownership.md", Line: 3, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestA", Text: "Epochs rise.",
+			Target: "examples/stream/state_test.go", Func: "TestA", Package: "./examples/stream", StartLine: 5, EndLine: 9, Passed: true,
+			Mutants: []verify.Mutant{mutant("one")}},
+		{File: "book/ownership.md", Line: 5, Chapter: "ownership.md", ChapterTitle: "Ownership", ID: "check-TestA-2", Text: "Fences hold.",
+			Target: "examples/stream/state_test.go", Func: "TestA", Package: "./examples/stream", StartLine: 5, EndLine: 9, Passed: true,
+			Mutants: []verify.Mutant{mutant("two"), mutant("three")}},
+	}
+	r := New(b)
+	r.SetClaims(claims)
+	pg, err := r.Render(doc(b, 1, "# O\n\nEpochs rise ([A](../examples/stream/state_test.go#TestA)).\n\nFences hold ([A](../examples/stream/state_test.go#TestA)).\n"))
+	must(t, err)
+	html := string(pg.HTML)
+	for _, want := range []string{
+		`it fails with mutant one" class="check" id="check-TestA">A<span class="check-badge" aria-hidden="true">✓ kills 1</span>`,
+		`it fails with mutant two, three" class="check" id="check-TestA-2">A<span class="check-badge" aria-hidden="true">✓ kills 2</span>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %s\n%s", want, html)
+		}
+	}
+}
