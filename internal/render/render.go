@@ -172,11 +172,17 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	blockIndex := 0 // of the next fenced block, in markdown.FindBlocks's order
 	src := d.Markdown
 	ids := newIDTable()
-	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
+	pc := parser.NewContext(parser.WithIDs(ids))
+	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 	ids.assign(doc, src)
 	lines := newLineIndex(src)
 	pg := &Page{}
 	var errs diag.List
+	if fp := footnoteProblems(d, pc, lines); r.book.Config.WarnBrokenLinks() {
+		pg.Warnings = append(pg.Warnings, fp...)
+	} else {
+		errs = append(errs, fp...)
+	}
 	chPath := d.Chapter.Path
 	pm := r.newPageMutants(chPath)
 	var inTable []ast.Node // the generated table of checks and its code spans
@@ -300,6 +306,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	pg.Sections, pg.Summary = sections(doc, src, pg.Title)
 
 	var buf bytes.Buffer
+	r.nr.footnotes = footnoteNames(doc)
 	if err := r.md.Renderer().Render(&buf, src, doc); err != nil {
 		return nil, &diag.Error{File: d.Chapter.File(), Msg: "rendering: " + err.Error()}
 	}

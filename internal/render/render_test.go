@@ -274,7 +274,7 @@ func TestExtensions(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := string(pg.HTML)
-	for _, want := range []string{"<table>", "<del>old</del>", "&ldquo;quoted&rdquo;", `type="checkbox"`, "<dl>", `class="footnotes"`, `<a href="https://example.com">`} {
+	for _, want := range []string{"<table>", "<del>old</del>", "&ldquo;quoted&rdquo;", `type="checkbox"`, "<dl>", `class="footnote-definition"`, `<a href="https://example.com">`} {
 		if !strings.Contains(h, want) {
 			t.Errorf("missing %s in\n%s", want, h)
 		}
