@@ -186,6 +186,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	chPath := d.Chapter.Path
 	pm := r.newPageMutants(chPath)
 	var inTable []ast.Node // the generated table of checks and its code spans
+	var edits []rawEdit    // of raw HTML links (rawLinks)
 
 	// Headings: record IDs and text.
 	seen := map[string]string{} // heading id -> "file:line" of its first heading
@@ -221,6 +222,9 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 		case *ast.HTMLBlock, *ast.RawHTML:
 			if raw, off, ok := htmlNodeText(n, src); ok {
 				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
+				ed, es := r.rawLinks(d, n, raw, off, lines, pg)
+				edits = append(edits, ed...)
+				errs = append(errs, es...)
 			}
 		case *ast.Link:
 			file, line := origin(d, lines.line(inlineStart(n, src)))
@@ -307,7 +311,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 
 	var buf bytes.Buffer
 	r.nr.footnotes = footnoteNames(doc)
-	if err := r.md.Renderer().Render(&buf, src, doc); err != nil {
+	if err := r.md.Renderer().Render(&buf, applyRawEdits(src, edits), doc); err != nil {
 		return nil, &diag.Error{File: d.Chapter.File(), Msg: "rendering: " + err.Error()}
 	}
 	pg.HTML = append(buf.Bytes(), pm.html()...)
