@@ -118,6 +118,12 @@ type Config struct {
 	BrokenLinks     string
 	BrokenLinksLine int
 	BookgenTable    bool
+	// Plain says the book is a plain mdBook book: mdBook's layout and
+	// no [bookgen] table in book.toml (or no book.toml). Such a book
+	// gets mdBook's tolerances where bookgen's own are stricter (a
+	// README.md that is not the first chapter is the site's
+	// index.html, as mdBook writes it); see Locate.
+	Plain bool
 	// Preprocessors are the [preprocessor.NAME] tables of book.toml that
 	// name a preprocessor bookgen does not run (any but mdBook's links
 	// and index), in file order; each is one warning in Warnings, and
