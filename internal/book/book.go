@@ -96,6 +96,9 @@ type Config struct {
 	// to (relative to the old page, site-absolute or absolute, with an
 	// optional #fragment). Sorted by Redirect.From.
 	Redirects []Redirect
+	// FragmentRedirects are the keys of [output.html.redirect] with a
+	// #fragment, sorted by From and Fragment.
+	FragmentRedirects []Redirect
 	// HideLines is [output.html.code.hidelines]: a language ("python") to
 	// the prefix that hides a line of its code blocks ("~"), mdBook's
 	// format/mdbook.md "Hiding code lines". Rust's "# " needs no entry.
@@ -182,8 +185,16 @@ func (c *Config) Unchecked(target string) bool {
 // table, https://rust-lang.github.io/mdBook/format/configuration/renderers.html#outputhtmlredirect).
 type Redirect struct {
 	From string // site path of the old page, without the leading "/" ("old/page.html")
-	To   string // where it sends the reader, as written in book.toml
-	Line int    // line in book.toml
+	// Fragment is the old #fragment of a key such as
+	// "/page.html#old" (with its "#"), "" for a whole page. A page
+	// that exists sends a reader who arrives at page.html#old on to To
+	// from the browser; a removed page's redirect takes a reader with
+	// that fragment to To, any other to the whole page's target (mdBook
+	// 0.5: mdbook-html hbs_renderer.rs collect_redirects_for_path,
+	// combine_fragment_redirects; templates redirect.hbs, index.hbs).
+	Fragment string
+	To       string // where it sends the reader, as written in book.toml
+	Line     int    // line in book.toml
 }
 
 // ItemKind tells what a SUMMARY.md entry is.

@@ -556,17 +556,28 @@ func parseConfig(src []byte, file string) (*Config, error) {
 	var errs diag.List
 	for from, to := range f.Output.HTML.Redirect {
 		line := quotedKeyLine(src, from)
-		if strings.Contains(from, "#") {
-			c.Warnings = append(c.Warnings, diag.Errorf(file, line, "redirect %q: redirects of a #fragment need a script on the page, which bookgen does not write; only whole pages are redirected", from))
-			continue
+		page, frag := from, ""
+		if i := strings.IndexByte(from, '#'); i >= 0 {
+			// At the first "#", where the browser's location.hash
+			// starts (mdBook matches a chapter's keys by the prefix
+			// "/page.html#", collect_redirects_for_path).
+			page, frag = from[:i], from[i:]
+			if frag == "#" {
+				errs = append(errs, diag.Errorf(file, line, "redirect %q: the #fragment after the page is empty", from))
+				continue
+			}
 		}
-		p, ok := redirectPath(from)
+		p, ok := redirectPath(page)
 		if !ok {
 			errs = append(errs, diag.Errorf(file, line, "redirect %q: the old page must be a file path inside the site, such as \"/old/page.html\" or \"old/page.html\"", from))
 			continue
 		}
 		if to == "" {
 			errs = append(errs, diag.Errorf(file, line, "redirect %q has an empty target", from))
+			continue
+		}
+		if frag != "" {
+			c.FragmentRedirects = append(c.FragmentRedirects, Redirect{From: p, Fragment: frag, To: to, Line: line})
 			continue
 		}
 		c.Redirects = append(c.Redirects, Redirect{From: p, To: to, Line: line})
@@ -586,6 +597,10 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		return nil, errs
 	}
 	sort.Slice(c.Redirects, func(i, j int) bool { return c.Redirects[i].From < c.Redirects[j].From })
+	sort.Slice(c.FragmentRedirects, func(i, j int) bool {
+		a, b := c.FragmentRedirects[i], c.FragmentRedirects[j]
+		return a.From < b.From || a.From == b.From && a.Fragment < b.Fragment
+	})
 	sort.SliceStable(c.Warnings, func(i, j int) bool { return c.Warnings[i].Line < c.Warnings[j].Line })
 	return c, nil
 }
