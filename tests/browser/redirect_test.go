@@ -52,4 +52,3 @@ title = "Redirects"
 		tb.noConsoleErrors(c.from)
 	}
 }
-
