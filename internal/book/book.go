@@ -96,6 +96,9 @@ type Config struct {
 	// to (relative to the old page, site-absolute or absolute, with an
 	// optional #fragment). Sorted by Redirect.From.
 	Redirects []Redirect
+	// SearchChapters is [output.html.search.chapter]: which chapters
+	// the search index leaves out, sorted as mdBook sorts the keys.
+	SearchChapters []SearchChapter
 	// FragmentRedirects are the keys of [output.html.redirect] with a
 	// #fragment, sorted by From and Fragment.
 	FragmentRedirects []Redirect
@@ -195,6 +198,39 @@ type Redirect struct {
 	Fragment string
 	To       string // where it sends the reader, as written in book.toml
 	Line     int    // line in book.toml
+}
+
+// SearchChapter is one key of [output.html.search.chapter] (mdBook 0.5,
+// format/configuration/renderers.md "[output.html.search.chapter]"):
+// "cli/" = { enable = false } leaves every chapter under src/cli/ out of
+// search.
+type SearchChapter struct {
+	Path   string // the key as a clean slash path from the source folder ("cli", "cli/watch.md")
+	Key    string // as written
+	Enable *bool  // nil when the table does not set it
+	Line   int    // line in book.toml
+}
+
+// SearchEnabled reports whether the chapter at path p (relative to the
+// source folder, as written in SUMMARY.md) is in the search index: each
+// key that is p or a folder above it, component by component, sets it in
+// turn, the last in SearchChapters' order winning (mdBook's search.rs
+// get_chapter_settings); true when none does.
+func (c *Config) SearchEnabled(p string) bool {
+	on := true
+	for _, s := range c.SearchChapters {
+		if s.Enable != nil && PathWithin(p, s.Path) {
+			on = *s.Enable
+		}
+	}
+	return on
+}
+
+// PathWithin reports whether slash path p is dir or under it, whole
+// components only ("cli/a.md" is within "cli", "client.md" is not); every
+// path is within ".".
+func PathWithin(p, dir string) bool {
+	return dir == "." || dir == "" || p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // ItemKind tells what a SUMMARY.md entry is.

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -314,6 +315,11 @@ type tomlFile struct {
 			Code             struct {
 				HideLines map[string]string `toml:"hidelines"`
 			} `toml:"code"`
+			Search struct {
+				Chapter map[string]struct {
+					Enable *bool `toml:"enable"`
+				} `toml:"chapter"`
+			} `toml:"search"`
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
@@ -346,7 +352,7 @@ func tableLine(src []byte, name string) int {
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404, smart-punctuation, definition-lists, admonitions; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links, also-build"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, search.chapter, input-404, smart-punctuation, definition-lists, admonitions; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links, also-build"
 
 // buildTagRE is what a Go build tag may hold (go help buildconstraint).
 var buildTagRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
@@ -553,6 +559,16 @@ func parseConfig(src []byte, file string) (*Config, error) {
 	if c.EditURLTemplate != "" && !strings.Contains(c.EditURLTemplate, "{path}") {
 		return nil, diag.Errorf(file, keyLine(src, "edit-url-template"), "edit-url-template %q has no {path}", c.EditURLTemplate)
 	}
+	for key, set := range f.Output.HTML.Search.Chapter {
+		p := strings.Trim(path.Clean("/"+key), "/")
+		c.SearchChapters = append(c.SearchChapters, SearchChapter{Path: p, Key: key, Enable: set.Enable, Line: quotedKeyLine(src, key)})
+	}
+	// mdBook sorts the keys as paths, component by component, and the
+	// later of two that match a chapter wins (search.rs
+	// sort_search_config, get_chapter_settings).
+	sort.Slice(c.SearchChapters, func(i, j int) bool {
+		return slices.Compare(strings.Split(c.SearchChapters[i].Path, "/"), strings.Split(c.SearchChapters[j].Path, "/")) < 0
+	})
 	var errs diag.List
 	for from, to := range f.Output.HTML.Redirect {
 		line := quotedKeyLine(src, from)

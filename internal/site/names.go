@@ -21,8 +21,10 @@ var reserved = map[string]string{
 // first chapter is index.md or README.md, or the book is a plain mdBook
 // book (book.Config.Plain), 404.html, print.html), and no two
 // chapters share a page (README.md and index.md in one folder are both its
-// index.html, mdBook's rule). Problems are *diag.Error values naming
-// SUMMARY.md (Book.SummaryFile) and, for a chapter, the line that lists it.
+// index.html, mdBook's rule), and every [output.html.search.chapter] key
+// names a chapter or a folder of chapters. Problems are *diag.Error values
+// naming SUMMARY.md (Book.SummaryFile) and, for a chapter, the line that
+// lists it, or book.toml and the key's line.
 func CheckBook(b *book.Book) error {
 	if len(b.Chapters) == 0 {
 		return &diag.Error{File: b.SummaryFile, Msg: "the book has no chapters"}
@@ -56,6 +58,17 @@ func CheckBook(b *book.Book) error {
 			Msg: fmt.Sprintf("chapter %s would be written to %s, which is %s; rename the file%s",
 				ch.File(), page, what, hint),
 		})
+	}
+	for _, s := range b.Config.SearchChapters {
+		found := false
+		for _, ch := range b.Chapters {
+			found = found || book.PathWithin(ch.Path, s.Path)
+		}
+		if !found {
+			// mdBook refuses it too (search.rs validate_chapter_config).
+			errs = append(errs, &diag.Error{File: b.ConfigFile, Line: s.Line,
+				Msg: fmt.Sprintf("[output.html.search.chapter] key %q matches no chapter (a path from %s/, a folder or a chapter file)", s.Key, b.Src)})
+		}
 	}
 	return errs.Err()
 }
