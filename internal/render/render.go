@@ -183,6 +183,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	} else {
 		errs = append(errs, fp...)
 	}
+	pg.Warnings = append(pg.Warnings, htmlWarnings(d, doc, src, lines)...)
 	chPath := d.Chapter.Path
 	pm := r.newPageMutants(chPath)
 	var inTable []ast.Node // the generated table of checks and its code spans
