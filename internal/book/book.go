@@ -330,8 +330,14 @@ type Book struct {
 	// exists) and SUMMARY.md (Src + "/SUMMARY.md"), for errors.
 	ConfigFile, SummaryFile string
 	Config                  Config
-	Title                   string  // SUMMARY.md's "# Title", "" when absent
-	Items                   []*Item // top-level SUMMARY.md entries in order; numbered ones nest by Children
+	// CSP is the Content-Security-Policy the site is served with: the
+	// value a [[headers]] rule of the repository root's netlify.toml
+	// gives it (serve.NetlifyFile, which bookgen serve sends too), ""
+	// when there is none, as in a plain mdBook book. The renderer warns
+	// of raw HTML that the policy blocks only when there is one.
+	CSP   string
+	Title string  // SUMMARY.md's "# Title", "" when absent
+	Items []*Item // top-level SUMMARY.md entries in order; numbered ones nest by Children
 	// Chapters is every non-draft chapter in reading order: prefix chapters,
 	// numbered ones depth first, suffix chapters.
 	Chapters []*Item

@@ -79,7 +79,7 @@ func load(root, dir string, c *Cache) (*Book, error) {
 		return nil, err
 	}
 	b := &Book{Root: abs, Repo: RepoOf(realRoot), Dir: filepath.Join(abs, filepath.FromSlash(src)), Src: src, Layout: layout,
-		ConfigFile: confFile, SummaryFile: path.Join(src, "SUMMARY.md"), Config: *cfg}
+		ConfigFile: confFile, SummaryFile: path.Join(src, "SUMMARY.md"), Config: *cfg, CSP: readCSP(abs)}
 
 	sumSrc, err := os.ReadFile(filepath.Join(b.Dir, "SUMMARY.md"))
 	if err != nil {
@@ -662,4 +662,32 @@ func keyLine(src []byte, key string) int {
 		}
 	}
 	return 0
+}
+
+// readCSP returns the Content-Security-Policy that root/netlify.toml's
+// [[headers]] rules give the site ("for" = "/*" first, else any rule's),
+// "" when the file or the header is absent. A netlify.toml that does not
+// parse gives "": bookgen serve, which reads it to send its headers,
+// reports it.
+func readCSP(root string) string {
+	data, err := os.ReadFile(filepath.Join(root, "netlify.toml"))
+	if err != nil {
+		return ""
+	}
+	var cfg struct {
+		Headers []struct {
+			For    string            `toml:"for"`
+			Values map[string]string `toml:"values"`
+		} `toml:"headers"`
+	}
+	if toml.Unmarshal(data, &cfg) != nil {
+		return ""
+	}
+	csp := ""
+	for _, h := range cfg.Headers {
+		if v := h.Values["Content-Security-Policy"]; v != "" && (csp == "" || h.For == "/*") {
+			csp = v
+		}
+	}
+	return csp
 }

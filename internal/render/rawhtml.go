@@ -20,7 +20,9 @@ import (
 // default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors
 // 'none' ...) that bookgen serve sends too. Raw HTML in a chapter that the
 // policy blocks would be published and then silently do nothing in
-// readers' browsers, so the renderer warns about it, naming the line.
+// readers' browsers, so the renderer warns about it, naming the line,
+// in a repository whose netlify.toml sets a policy (book.Book.CSP); a
+// plain mdBook book served without one gets no such warning.
 var (
 	rawScriptRE  = regexp.MustCompile(`(?i)<script\b[^>]*>`)
 	rawSrcRE     = regexp.MustCompile(`(?i)\bsrc\s*=\s*["']?([^"'\s>]+)`)

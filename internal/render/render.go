@@ -222,7 +222,9 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			return ast.WalkContinue, nil // its links are checked and rewritten as any
 		case *ast.HTMLBlock, *ast.RawHTML:
 			if raw, off, ok := htmlNodeText(n, src); ok {
-				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
+				if r.book.CSP != "" {
+					pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
+				}
 				ed, es := r.rawLinks(d, n, raw, off, lines, pg)
 				edits = append(edits, ed...)
 				errs = append(errs, es...)
@@ -232,7 +234,7 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			lf, ll := origin(d, lines.line(linkStart(n)))
 			pm.link(r, chPath, n, lf, ll, generated[lines.line(linkStart(n))])
 			r.markClaim(chPath, n, generated[lines.line(linkStart(n))], claimCount)
-			if isJavaScriptURL(string(n.Destination)) {
+			if r.book.CSP != "" && isJavaScriptURL(string(n.Destination)) {
 				pg.Warnings = append(pg.Warnings, &diag.Error{File: file, Line: line,
 					Msg: fmt.Sprintf("link to %q: the site's Content-Security-Policy (script-src 'self', netlify.toml) blocks javascript: URLs, so it will do nothing", string(n.Destination))})
 			}

@@ -30,6 +30,7 @@ func testBook(t testing.TB) *book.Book {
 		Root:     root,
 		Dir:      filepath.Join(root, "book"),
 		Config:   book.Config{Title: "T", Repository: "https://github.com/o/r"},
+		CSP:      "default-src 'self'; script-src 'self'; style-src 'self'",
 		Items:    []*book.Item{intro, own},
 		Chapters: []*book.Item{intro, own, deep},
 	}
