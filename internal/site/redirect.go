@@ -27,7 +27,8 @@ import (
 // (fragmentMap, read by theme.js; the page's Content-Security-Policy
 // allows no inline script); on a removed page's redirect, a reader with
 // that fragment goes to its target and any other to the whole page's
-// target, the fragment kept. Such a removed page needs a whole-page key,
+// target, the fragment kept (any removed page's redirect keeps the
+// reader's fragment, as redirect.hbs does). Such a removed page needs a whole-page key,
 // as in mdBook, and gets no _redirects line: the server's redirect would
 // skip the page's script.
 //
@@ -129,14 +130,16 @@ func writeRedirects(out siteFiles, b *book.Book, a assets) ([]*diag.Error, error
 		if !ok {
 			continue
 		}
-		if m := frags[r.From]; m != nil {
-			if err := out.add(r.From, fragmentRedirect(r.To, "Redirecting to "+r.To, relRoot(r.From)+a.themeJS, m)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := out.add(r.From, redirect(r.To, "Redirecting to "+r.To)); err != nil {
+		// Every old page keeps the reader's #fragment, as mdBook's
+		// redirect.hbs does with its script (the meta refresh alone
+		// drops it): theme.js, with the page's map, empty when the
+		// page has no fragment keys.
+		m := frags[r.From]
+		if err := out.add(r.From, fragmentRedirect(r.To, "Redirecting to "+r.To, relRoot(r.From)+a.themeJS, m)); err != nil {
 			return nil, err
+		}
+		if len(m) > 0 {
+			continue // no _redirects line: the server's 301 would skip the map
 		}
 		fmt.Fprintf(&rules, "%s%s %s 301\n", base, (&url.URL{Path: r.From}).EscapedPath(), abs)
 	}
@@ -173,6 +176,9 @@ func fragmentMap(b *book.Book, p string) string {
 // its target, and any other with a fragment to target with that fragment,
 // before the meta refresh would drop it.
 func fragmentRedirect(target, title, script string, m map[string]string) []byte {
+	if m == nil {
+		m = map[string]string{}
+	}
 	j, _ := json.Marshal(m)
 	t := template.HTMLEscapeString(target)
 	return []byte("<!DOCTYPE html>\n<html data-fragment-redirects=\"" + template.HTMLEscapeString(string(j)) + "\" data-redirect=\"" + t +

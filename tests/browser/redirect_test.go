@@ -23,6 +23,7 @@ title = "Redirects"
 "/chapter_1.html#old" = "chapter_2.html#new"
 "/old.html" = "chapter_1.html"
 "/old.html#x" = "chapter_2.html#new"
+"/plain.html" = "chapter_2.html"
 `)
 	writeFile(t, root+"/src/SUMMARY.md", "- [One](chapter_1.md)\n- [Two](chapter_2.md)\n")
 	writeFile(t, root+"/src/chapter_1.md", "# One\n\n## Stay\n")
@@ -41,6 +42,7 @@ title = "Redirects"
 		{"/old.html#stay", "/chapter_1.html#stay"},       // its default, fragment kept
 		{"/old.html", "/chapter_1.html"},                 // the meta refresh
 		{"/chapter_1.html#stay", "/chapter_1.html#stay"}, // no key: no move
+		{"/plain.html#new", "/chapter_2.html#new"},       // a removed page without fragment keys keeps the fragment (redirect.hbs)
 	} {
 		tb := newTab(t, bctx)
 		tb.navigate(srv.URL + c.from)
