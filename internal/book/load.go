@@ -103,7 +103,7 @@ func load(root, dir string, c *Cache) (*Book, error) {
 	if line, col, ok := firstInvalidUTF8(sumSrc); !ok {
 		return nil, diag.Errorf(b.SummaryFile, line, "invalid UTF-8 (byte %d of the line)", col)
 	}
-	b.Title, b.Items, b.Warnings, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src)
+	b.Title, b.Items, b.Warnings, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src, b.Config.Plain)
 	if err != nil {
 		return nil, err
 	}
