@@ -96,6 +96,12 @@ type Config struct {
 	// to (relative to the old page, site-absolute or absolute, with an
 	// optional #fragment). Sorted by Redirect.From.
 	Redirects []Redirect
+	// SearchChapters is [output.html.search.chapter]: which chapters
+	// the search index leaves out, sorted as mdBook sorts the keys.
+	SearchChapters []SearchChapter
+	// FragmentRedirects are the keys of [output.html.redirect] with a
+	// #fragment, sorted by From and Fragment.
+	FragmentRedirects []Redirect
 	// HideLines is [output.html.code.hidelines]: a language ("python") to
 	// the prefix that hides a line of its code blocks ("~"), mdBook's
 	// format/mdbook.md "Hiding code lines". Rust's "# " needs no entry.
@@ -118,6 +124,12 @@ type Config struct {
 	BrokenLinks     string
 	BrokenLinksLine int
 	BookgenTable    bool
+	// Plain says the book is a plain mdBook book: mdBook's layout and
+	// no [bookgen] table in book.toml (or no book.toml). Such a book
+	// gets mdBook's tolerances where bookgen's own are stricter (a
+	// README.md that is not the first chapter is the site's
+	// index.html, as mdBook writes it); see Locate.
+	Plain bool
 	// Preprocessors are the [preprocessor.NAME] tables of book.toml that
 	// name a preprocessor bookgen does not run (any but mdBook's links
 	// and index), in file order; each is one warning in Warnings, and
@@ -176,8 +188,49 @@ func (c *Config) Unchecked(target string) bool {
 // table, https://rust-lang.github.io/mdBook/format/configuration/renderers.html#outputhtmlredirect).
 type Redirect struct {
 	From string // site path of the old page, without the leading "/" ("old/page.html")
-	To   string // where it sends the reader, as written in book.toml
-	Line int    // line in book.toml
+	// Fragment is the old #fragment of a key such as
+	// "/page.html#old" (with its "#"), "" for a whole page. A page
+	// that exists sends a reader who arrives at page.html#old on to To
+	// from the browser; a removed page's redirect takes a reader with
+	// that fragment to To, any other to the whole page's target (mdBook
+	// 0.5: mdbook-html hbs_renderer.rs collect_redirects_for_path,
+	// combine_fragment_redirects; templates redirect.hbs, index.hbs).
+	Fragment string
+	To       string // where it sends the reader, as written in book.toml
+	Line     int    // line in book.toml
+}
+
+// SearchChapter is one key of [output.html.search.chapter] (mdBook 0.5,
+// format/configuration/renderers.md "[output.html.search.chapter]"):
+// "cli/" = { enable = false } leaves every chapter under src/cli/ out of
+// search.
+type SearchChapter struct {
+	Path   string // the key as a clean slash path from the source folder ("cli", "cli/watch.md")
+	Key    string // as written
+	Enable *bool  // nil when the table does not set it
+	Line   int    // line in book.toml
+}
+
+// SearchEnabled reports whether the chapter at path p (relative to the
+// source folder, as written in SUMMARY.md) is in the search index: each
+// key that is p or a folder above it, component by component, sets it in
+// turn, the last in SearchChapters' order winning (mdBook's search.rs
+// get_chapter_settings); true when none does.
+func (c *Config) SearchEnabled(p string) bool {
+	on := true
+	for _, s := range c.SearchChapters {
+		if s.Enable != nil && PathWithin(p, s.Path) {
+			on = *s.Enable
+		}
+	}
+	return on
+}
+
+// PathWithin reports whether slash path p is dir or under it, whole
+// components only ("cli/a.md" is within "cli", "client.md" is not); every
+// path is within ".".
+func PathWithin(p, dir string) bool {
+	return dir == "." || dir == "" || p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // ItemKind tells what a SUMMARY.md entry is.
@@ -277,8 +330,14 @@ type Book struct {
 	// exists) and SUMMARY.md (Src + "/SUMMARY.md"), for errors.
 	ConfigFile, SummaryFile string
 	Config                  Config
-	Title                   string  // SUMMARY.md's "# Title", "" when absent
-	Items                   []*Item // top-level SUMMARY.md entries in order; numbered ones nest by Children
+	// CSP is the Content-Security-Policy the site is served with: the
+	// value a [[headers]] rule of the repository root's netlify.toml
+	// gives it (serve.NetlifyFile, which bookgen serve sends too), ""
+	// when there is none, as in a plain mdBook book. The renderer warns
+	// of raw HTML that the policy blocks only when there is one.
+	CSP   string
+	Title string  // SUMMARY.md's "# Title", "" when absent
+	Items []*Item // top-level SUMMARY.md entries in order; numbered ones nest by Children
 	// Chapters is every non-draft chapter in reading order: prefix chapters,
 	// numbered ones depth first, suffix chapters.
 	Chapters []*Item

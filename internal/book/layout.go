@@ -103,7 +103,8 @@ func LocateIn(root, dir string) (l Layout, confFile, src string, cfg *Config, er
 			return l, confFile, "", nil, err
 		}
 	}
-	if l == MdBookLayout && !cfg.BookgenTable && cfg.BrokenLinksLine == 0 {
+	cfg.Plain = l == MdBookLayout && !cfg.BookgenTable
+	if cfg.Plain && cfg.BrokenLinksLine == 0 {
 		// A plain mdBook book: mdBook checks no link and builds one
 		// to a missing page; bookgen says so and builds it too.
 		cfg.BrokenLinks = BrokenLinksWarn

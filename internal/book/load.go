@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,7 +79,7 @@ func load(root, dir string, c *Cache) (*Book, error) {
 		return nil, err
 	}
 	b := &Book{Root: abs, Repo: RepoOf(realRoot), Dir: filepath.Join(abs, filepath.FromSlash(src)), Src: src, Layout: layout,
-		ConfigFile: confFile, SummaryFile: path.Join(src, "SUMMARY.md"), Config: *cfg}
+		ConfigFile: confFile, SummaryFile: path.Join(src, "SUMMARY.md"), Config: *cfg, CSP: readCSP(abs)}
 
 	sumSrc, err := os.ReadFile(filepath.Join(b.Dir, "SUMMARY.md"))
 	if err != nil {
@@ -102,7 +103,7 @@ func load(root, dir string, c *Cache) (*Book, error) {
 	if line, col, ok := firstInvalidUTF8(sumSrc); !ok {
 		return nil, diag.Errorf(b.SummaryFile, line, "invalid UTF-8 (byte %d of the line)", col)
 	}
-	b.Title, b.Items, b.Warnings, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src)
+	b.Title, b.Items, b.Warnings, err = parseSummary(bytes.TrimPrefix(sumSrc, utf8BOM), b.Src, b.Config.Plain)
 	if err != nil {
 		return nil, err
 	}
@@ -314,6 +315,11 @@ type tomlFile struct {
 			Code             struct {
 				HideLines map[string]string `toml:"hidelines"`
 			} `toml:"code"`
+			Search struct {
+				Chapter map[string]struct {
+					Enable *bool `toml:"enable"`
+				} `toml:"chapter"`
+			} `toml:"search"`
 		} `toml:"html"`
 	} `toml:"output"`
 	Bookgen struct {
@@ -346,7 +352,7 @@ func tableLine(src []byte, name string) int {
 }
 
 // knownKeys is what the warning for an unknown key lists.
-const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, input-404, smart-punctuation, definition-lists, admonitions; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links, also-build"
+const knownKeys = "[book] title, authors, description, language, src; [output.html] site-url, git-repository-url, edit-url-template, redirect, code.hidelines, search.chapter, input-404, smart-punctuation, definition-lists, admonitions; [bookgen] timeout, strict-console, figure-timeout, wasm-tags, require-mutants, unchecked-links, broken-links, also-build"
 
 // buildTagRE is what a Go build tag may hold (go help buildconstraint).
 var buildTagRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
@@ -553,20 +559,41 @@ func parseConfig(src []byte, file string) (*Config, error) {
 	if c.EditURLTemplate != "" && !strings.Contains(c.EditURLTemplate, "{path}") {
 		return nil, diag.Errorf(file, keyLine(src, "edit-url-template"), "edit-url-template %q has no {path}", c.EditURLTemplate)
 	}
+	for key, set := range f.Output.HTML.Search.Chapter {
+		p := strings.Trim(path.Clean("/"+key), "/")
+		c.SearchChapters = append(c.SearchChapters, SearchChapter{Path: p, Key: key, Enable: set.Enable, Line: quotedKeyLine(src, key)})
+	}
+	// mdBook sorts the keys as paths, component by component, and the
+	// later of two that match a chapter wins (search.rs
+	// sort_search_config, get_chapter_settings).
+	sort.Slice(c.SearchChapters, func(i, j int) bool {
+		return slices.Compare(strings.Split(c.SearchChapters[i].Path, "/"), strings.Split(c.SearchChapters[j].Path, "/")) < 0
+	})
 	var errs diag.List
 	for from, to := range f.Output.HTML.Redirect {
 		line := quotedKeyLine(src, from)
-		if strings.Contains(from, "#") {
-			c.Warnings = append(c.Warnings, diag.Errorf(file, line, "redirect %q: redirects of a #fragment need a script on the page, which bookgen does not write; only whole pages are redirected", from))
-			continue
+		page, frag := from, ""
+		if i := strings.IndexByte(from, '#'); i >= 0 {
+			// At the first "#", where the browser's location.hash
+			// starts (mdBook matches a chapter's keys by the prefix
+			// "/page.html#", collect_redirects_for_path).
+			page, frag = from[:i], from[i:]
+			if frag == "#" {
+				errs = append(errs, diag.Errorf(file, line, "redirect %q: the #fragment after the page is empty", from))
+				continue
+			}
 		}
-		p, ok := redirectPath(from)
+		p, ok := redirectPath(page)
 		if !ok {
 			errs = append(errs, diag.Errorf(file, line, "redirect %q: the old page must be a file path inside the site, such as \"/old/page.html\" or \"old/page.html\"", from))
 			continue
 		}
 		if to == "" {
 			errs = append(errs, diag.Errorf(file, line, "redirect %q has an empty target", from))
+			continue
+		}
+		if frag != "" {
+			c.FragmentRedirects = append(c.FragmentRedirects, Redirect{From: p, Fragment: frag, To: to, Line: line})
 			continue
 		}
 		c.Redirects = append(c.Redirects, Redirect{From: p, To: to, Line: line})
@@ -586,6 +613,10 @@ func parseConfig(src []byte, file string) (*Config, error) {
 		return nil, errs
 	}
 	sort.Slice(c.Redirects, func(i, j int) bool { return c.Redirects[i].From < c.Redirects[j].From })
+	sort.Slice(c.FragmentRedirects, func(i, j int) bool {
+		a, b := c.FragmentRedirects[i], c.FragmentRedirects[j]
+		return a.From < b.From || a.From == b.From && a.Fragment < b.Fragment
+	})
 	sort.SliceStable(c.Warnings, func(i, j int) bool { return c.Warnings[i].Line < c.Warnings[j].Line })
 	return c, nil
 }
@@ -631,4 +662,32 @@ func keyLine(src []byte, key string) int {
 		}
 	}
 	return 0
+}
+
+// readCSP returns the Content-Security-Policy that root/netlify.toml's
+// [[headers]] rules give the site ("for" = "/*" first, else any rule's),
+// "" when the file or the header is absent. A netlify.toml that does not
+// parse gives "": bookgen serve, which reads it to send its headers,
+// reports it.
+func readCSP(root string) string {
+	data, err := os.ReadFile(filepath.Join(root, "netlify.toml"))
+	if err != nil {
+		return ""
+	}
+	var cfg struct {
+		Headers []struct {
+			For    string            `toml:"for"`
+			Values map[string]string `toml:"values"`
+		} `toml:"headers"`
+	}
+	if toml.Unmarshal(data, &cfg) != nil {
+		return ""
+	}
+	csp := ""
+	for _, h := range cfg.Headers {
+		if v := h.Values["Content-Security-Policy"]; v != "" && (csp == "" || h.For == "/*") {
+			csp = v
+		}
+	}
+	return csp
 }

@@ -324,6 +324,16 @@ func configOutline(c *Config) string {
 	for _, r := range c.Redirects {
 		fmt.Fprintf(&b, "redirect %s -> %s @%d\n", r.From, r.To, r.Line)
 	}
+	for _, sc := range c.SearchChapters {
+		on := "unset"
+		if sc.Enable != nil {
+			on = fmt.Sprint(*sc.Enable)
+		}
+		fmt.Fprintf(&b, "search-chapter %s enable=%s @%d\n", sc.Path, on, sc.Line)
+	}
+	for _, r := range c.FragmentRedirects {
+		fmt.Fprintf(&b, "redirect %s%s -> %s @%d\n", r.From, r.Fragment, r.To, r.Line)
+	}
 	for _, w := range c.Warnings {
 		fmt.Fprintf(&b, "warning %s:%d: %s\n", w.File, w.Line, w.Msg)
 	}

@@ -48,15 +48,18 @@ const SummaryFile = "book/SUMMARY.md"
 // item, a numbered chapter after a suffix chapter, a link target that is a
 // URL or a folder or leaves book/, the same file listed twice.
 func ParseSummary(src []byte) (title string, items []*Item, err error) {
-	title, items, _, err = parseSummary(src, "book")
+	title, items, _, err = parseSummary(src, "book", false)
 	return title, items, err
 }
 
 // parseSummary is ParseSummary for the SUMMARY.md of the source folder dir
 // (a repository-relative slash path, see Book.Src). It also returns the
-// warnings: text mdBook ignores, which bookgen drops too but names.
-func parseSummary(src []byte, dir string) (title string, items []*Item, warnings []*diag.Error, err error) {
-	p := &summaryParser{seen: map[string]int{}, base: -1, dir: dir}
+// warnings: text mdBook ignores, which bookgen drops too but names. In a
+// plain mdBook book (plain, book.Config.Plain) a list item's second link,
+// which mdBook drops without a word, is a warning too; elsewhere it is an
+// error, as a broken link is.
+func parseSummary(src []byte, dir string, plain bool) (title string, items []*Item, warnings []*diag.Error, err error) {
+	p := &summaryParser{seen: map[string]int{}, base: -1, dir: dir, plain: plain}
 	lines := strings.Split(string(src), "\n")
 	inComment := false
 	for i := 0; i < len(lines); i++ {
@@ -99,6 +102,9 @@ func parseSummary(src []byte, dir string) (title string, items []*Item, warnings
 }
 
 type summaryParser struct {
+	// plain is set for a plain mdBook book: a list item's second link
+	// is dropped with a warning, as mdBook drops it, not an error.
+	plain   bool
 	line    int
 	title   string
 	items   []*Item
@@ -193,6 +199,11 @@ func (p *summaryParser) heading(indent int, rest string) error {
 
 func (p *summaryParser) affixChapter(indent int, rest string) error {
 	if indent > 3 {
+		if len(p.stack) > 0 && p.plain {
+			top := p.stack[len(p.stack)-1].item
+			p.warnings = append(p.warnings, diag.Errorf(path.Join(p.dir, "SUMMARY.md"), p.line, "link %q without a list marker under the list item %q (line %d) continues that item's text and is dropped, as mdBook drops it (only an item's first link counts); write it as a list item to keep it: - %s", clip(rest), top.Title, top.Line, clip(rest)))
+			return nil
+		}
 		if len(p.stack) > 0 {
 			return p.errorf("link %q without a list marker under the list item %q (line %d) continues that item's text, and mdBook keeps only an item's first link; write it as a list item: - %s", clip(rest), p.stack[len(p.stack)-1].item.Title, p.stack[len(p.stack)-1].item.Line, clip(rest))
 		}

@@ -58,7 +58,9 @@ func TestSummarySpec(t *testing.T) {
 	for _, c := range specCases(t, "testdata/summary") {
 		t.Run(c.Name, func(t *testing.T) {
 			src := c.File(t, "SUMMARY.md")
-			title, items, warnings, err := parseSummary([]byte(src), "book")
+			// -- plain --: parsed as a plain mdBook book's (book.Config.Plain).
+			_, plain := c.Files["plain"]
+			title, items, warnings, err := parseSummary([]byte(src), "book", plain)
 			if want, ok := c.Files["error"]; ok {
 				var de *diag.Error
 				if !errors.As(err, &de) {

@@ -180,10 +180,11 @@ func TestInterruptAtRenderAndWrite(t *testing.T) {
 }
 
 // TestRawHTMLWarningsReachTheBuild checks that raw HTML the deployed
-// Content-Security-Policy blocks is a warning of the build (which still
-// succeeds), printed as "file:line: warning: ...".
+// Content-Security-Policy (netlify.toml's) blocks is a warning of the
+// build (which still succeeds), printed as "file:line: warning: ...".
 func TestRawHTMLWarningsReachTheBuild(t *testing.T) {
 	res, err := buildRepo(t, map[string]string{
+		"netlify.toml":    "[[headers]]\nfor = \"/*\"\n[headers.values]\nContent-Security-Policy = \"script-src 'self'\"\n",
 		"book/SUMMARY.md": "# Summary\n\n- [Ch](ch.md)\n",
 		"book/ch.md":      "# Ch\n\n<script src=\"https://cdn.example.org/x.js\"></script>\n",
 	})

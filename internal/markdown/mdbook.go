@@ -39,7 +39,11 @@ func (e mdBook) Extend(m goldmark.Markdown) {
 			parser.WithASTTransformers(util.Prioritized(joinTerms{}, 102)),
 		)
 	}
-	m.Parser().AddOptions(parser.WithASTTransformers(util.Prioritized(headingAttributes{}, 100)))
+	m.Parser().AddOptions(parser.WithASTTransformers(
+		util.Prioritized(headingAttributes{}, 100),
+		// Before goldmark's footnote transformer (999) drops them.
+		util.Prioritized(footnoteDefs{}, 998),
+	))
 	if !e.f.NoAdmonitions {
 		m.Parser().AddOptions(parser.WithASTTransformers(util.Prioritized(admonitions{}, 101)))
 	}

@@ -119,7 +119,7 @@ func bookHash(b *book.Book, chapters map[string]bool) [sha256.Size]byte {
 	for _, p := range b.Config.UncheckedLinks {
 		fmt.Fprintf(h, "\x00unchecked:%s", p)
 	}
-	fmt.Fprintf(h, "\x00broken-links:%s", b.Config.BrokenLinks)
+	fmt.Fprintf(h, "\x00broken-links:%s\x00csp:%s", b.Config.BrokenLinks, b.CSP)
 	fmt.Fprintf(h, "\x00markdown:%+v", b.Config.Markdown)
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])

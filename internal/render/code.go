@@ -42,6 +42,9 @@ type nodeRenderer struct {
 	// emitted, when set (by tests), is called with every fenced block
 	// written.
 	emitted func(n *ast.FencedCodeBlock, src []byte)
+	// footnotes names each footnote of the page being rendered by its
+	// number (footnoteNames).
+	footnotes map[int]string
 }
 
 func (nr *nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
@@ -51,6 +54,10 @@ func (nr *nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindBlockquote, nr.blockquote)
 	reg.Register(ast.KindImage, nr.image)
 	reg.Register(east.KindDefinitionTerm, nr.definitionTerm)
+	reg.Register(east.KindFootnoteLink, nr.footnoteLink)
+	reg.Register(east.KindFootnoteBacklink, nr.footnoteBacklink)
+	reg.Register(east.KindFootnote, nr.footnote)
+	reg.Register(east.KindFootnoteList, nr.footnoteList)
 }
 
 func (nr *nodeRenderer) heading(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {

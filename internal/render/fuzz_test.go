@@ -37,3 +37,25 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTokenizeHTML checks that tokenizeHTML (the raw HTML checks mdBook
+// 0.5 makes, htmlcheck.go) never panics and reports tags and problems at
+// offsets of its input, a tag at a "<".
+func FuzzTokenizeHTML(f *testing.F) {
+	for _, s := range []string{"<div>x<span>foo</span/>y</div>", "<p class=a class='b'>", "<!-- x", "</>", "a < b", "<script>a<b</script>", "<a href=\"x\"", "<x/ y>", "<!doctype html>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		toks, probs := tokenizeHTML(s)
+		for _, tk := range toks {
+			if tk.at < 0 || tk.at >= len(s) || s[tk.at] != '<' || tk.name == "" {
+				t.Fatalf("%q: token %+v", s, tk)
+			}
+		}
+		for _, p := range probs {
+			if p.at < 0 || p.at >= len(s) || p.msg == "" {
+				t.Fatalf("%q: problem %+v", s, p)
+			}
+		}
+	})
+}

@@ -3,10 +3,13 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 	xhtml "golang.org/x/net/html"
 
 	"github.com/ownership-book/ownership/internal/diag"
@@ -17,7 +20,9 @@ import (
 // default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors
 // 'none' ...) that bookgen serve sends too. Raw HTML in a chapter that the
 // policy blocks would be published and then silently do nothing in
-// readers' browsers, so the renderer warns about it, naming the line.
+// readers' browsers, so the renderer warns about it, naming the line,
+// in a repository whose netlify.toml sets a policy (book.Book.CSP); a
+// plain mdBook book served without one gets no such warning.
 var (
 	rawScriptRE  = regexp.MustCompile(`(?i)<script\b[^>]*>`)
 	rawSrcRE     = regexp.MustCompile(`(?i)\bsrc\s*=\s*["']?([^"'\s>]+)`)
@@ -151,3 +156,128 @@ func htmlBlockText(n ast.Node, src []byte) string {
 
 // hiddenText names the elements whose content is not text a reader reads.
 var hiddenText = map[string]bool{"script": true, "style": true, "template": true}
+
+// rawHref matches an <a> tag's href (or xlink:href) attribute: its name,
+// and its value with the quotes as written.
+var rawHref = regexp.MustCompile(`(?i)\s(href|xlink:href)\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>` + "`" + `]+)`)
+
+// rawEdit replaces src[start:stop], which lies within one line of node, by
+// text when the page is written.
+type rawEdit struct {
+	node        ast.Node
+	start, stop int
+	text        string
+}
+
+// rawLinks finds the href of every <a> tag of the raw HTML text raw (an
+// HTML block or inline HTML at offset off of d's Markdown) and treats it as
+// mdBook 0.5 does (mdbook-html src/html/tree.rs, fix_html_link): a link to
+// a chapter's .md file is written to its page, "x.md#f" as "x.html#f".
+// bookgen checks it like a Markdown link: the chapter link to check is
+// added to pg.Links, an http(s) link to pg.External, and a broken one is
+// a problem at its line (a warning where the book's broken links are
+// warnings, else returned as an error). It returns the edits to make.
+func (r *Renderer) rawLinks(d *expand.Doc, n ast.Node, raw string, off int, lines lineIndex, pg *Page) ([]rawEdit, []*diag.Error) {
+	var edits []rawEdit
+	var errs []*diag.Error
+	z := xhtml.NewTokenizer(strings.NewReader(raw))
+	pos := 0
+	for {
+		tt := z.Next()
+		if tt == xhtml.ErrorToken {
+			return edits, errs
+		}
+		tag := string(z.Raw())
+		at := pos
+		pos += len(tag)
+		if tt != xhtml.StartTagToken && tt != xhtml.SelfClosingTagToken {
+			continue
+		}
+		if name, _ := z.TagName(); string(name) != "a" {
+			continue
+		}
+		for _, m := range rawHref.FindAllStringSubmatchIndex(tag, -1) {
+			vs, ve := m[4], m[5]
+			v := tag[vs:ve]
+			if v[0] == '"' || v[0] == '\'' {
+				v = v[1 : len(v)-1]
+			}
+			v = html.UnescapeString(v)
+			file, line := origin(d, lines.line(off+at+vs))
+			dest, lk, e := r.rewrite(d.Chapter.Path, v)
+			if e != nil {
+				e.File, e.Line = file, line
+				if dest == "" || !r.book.Config.WarnBrokenLinks() {
+					errs = append(errs, e)
+					continue
+				}
+				pg.Warnings = append(pg.Warnings, e)
+			}
+			if dest != v && !strings.Contains(tag[vs:ve], "\n") {
+				edits = append(edits, rawEdit{node: n, start: off + at + vs, stop: off + at + ve, text: `"` + html.EscapeString(dest) + `"`})
+			}
+			if isExternal(dest) && !r.book.Config.Unchecked(dest) {
+				pg.External = append(pg.External, ExternalLink{URL: dest, File: file, Line: line})
+			}
+			if lk != nil {
+				lk.File, lk.Line = file, line
+				pg.Links = append(pg.Links, *lk)
+			}
+		}
+	}
+}
+
+// applyRawEdits returns src with room for edits appended: each line of an
+// HTML node that an edit falls in is copied, edited, to the end of src and
+// the node's segment pointed there, so that the rest of the page, whose
+// segments point into src, is written as before.
+func applyRawEdits(src []byte, edits []rawEdit) []byte {
+	if len(edits) == 0 {
+		return src
+	}
+	out := append([]byte(nil), src...)
+	edit := func(seg text.Segment) text.Segment {
+		var mine []rawEdit
+		for _, e := range edits {
+			if e.start >= seg.Start && e.stop <= seg.Stop {
+				mine = append(mine, e)
+			}
+		}
+		if len(mine) == 0 {
+			return seg
+		}
+		sort.Slice(mine, func(i, j int) bool { return mine[i].start < mine[j].start })
+		start := len(out)
+		at := seg.Start
+		for _, e := range mine {
+			out = append(out, src[at:e.start]...)
+			out = append(out, e.text...)
+			at = e.stop
+		}
+		out = append(out, src[at:seg.Stop]...)
+		ns := text.NewSegmentPadding(start, len(out), seg.Padding)
+		ns.ForceNewline = seg.ForceNewline
+		return ns
+	}
+	done := map[ast.Node]bool{}
+	for _, e := range edits {
+		if done[e.node] {
+			continue
+		}
+		done[e.node] = true
+		var segs *text.Segments
+		switch n := e.node.(type) {
+		case *ast.HTMLBlock:
+			segs = n.Lines()
+			if n.HasClosure() {
+				n.ClosureLine = edit(n.ClosureLine)
+			}
+		case *ast.RawHTML:
+			segs = n.Segments
+		}
+		for i := 0; i < segs.Len(); i++ {
+			segs.Set(i, edit(segs.At(i)))
+		}
+	}
+	return out
+}

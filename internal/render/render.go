@@ -178,14 +178,22 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	blockIndex := 0 // of the next fenced block, in markdown.FindBlocks's order
 	src := d.Markdown
 	ids := newIDTable()
-	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(ids))))
+	pc := parser.NewContext(parser.WithIDs(ids))
+	doc := r.md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 	ids.assign(doc, src)
 	lines := newLineIndex(src)
 	pg := &Page{}
 	var errs diag.List
+	if fp := footnoteProblems(d, pc, lines); r.book.Config.WarnBrokenLinks() {
+		pg.Warnings = append(pg.Warnings, fp...)
+	} else {
+		errs = append(errs, fp...)
+	}
+	pg.Warnings = append(pg.Warnings, htmlWarnings(d, doc, src, lines)...)
 	chPath := d.Chapter.Path
 	pm := r.newPageMutants(chPath)
 	var inTable []ast.Node // the generated table of checks and its code spans
+	var edits []rawEdit    // of raw HTML links (rawLinks)
 
 	// Headings: record IDs and text.
 	seen := map[string]string{} // heading id -> "file:line" of its first heading
@@ -220,14 +228,19 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 			return ast.WalkContinue, nil // its links are checked and rewritten as any
 		case *ast.HTMLBlock, *ast.RawHTML:
 			if raw, off, ok := htmlNodeText(n, src); ok {
-				pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
+				if r.book.CSP != "" {
+					pg.Warnings = append(pg.Warnings, rawHTMLWarnings(d, raw, off, lines)...)
+				}
+				ed, es := r.rawLinks(d, n, raw, off, lines, pg)
+				edits = append(edits, ed...)
+				errs = append(errs, es...)
 			}
 		case *ast.Link:
 			file, line := origin(d, lines.line(inlineStart(n, src)))
 			lf, ll := origin(d, lines.line(linkStart(n)))
 			pm.link(r, chPath, n, lf, ll, generated[lines.line(linkStart(n))])
 			r.markClaim(chPath, n, generated[lines.line(linkStart(n))], claimCount)
-			if isJavaScriptURL(string(n.Destination)) {
+			if r.book.CSP != "" && isJavaScriptURL(string(n.Destination)) {
 				pg.Warnings = append(pg.Warnings, &diag.Error{File: file, Line: line,
 					Msg: fmt.Sprintf("link to %q: the site's Content-Security-Policy (script-src 'self', netlify.toml) blocks javascript: URLs, so it will do nothing", string(n.Destination))})
 			}
@@ -306,7 +319,8 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 	pg.Sections, pg.Summary = sections(doc, src, pg.Title)
 
 	var buf bytes.Buffer
-	if err := r.md.Renderer().Render(&buf, src, doc); err != nil {
+	r.nr.footnotes = footnoteNames(doc)
+	if err := r.md.Renderer().Render(&buf, applyRawEdits(src, edits), doc); err != nil {
 		return nil, &diag.Error{File: d.Chapter.File(), Msg: "rendering: " + err.Error()}
 	}
 	pg.HTML = append(buf.Bytes(), pm.html()...)

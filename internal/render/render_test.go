@@ -30,6 +30,7 @@ func testBook(t testing.TB) *book.Book {
 		Root:     root,
 		Dir:      filepath.Join(root, "book"),
 		Config:   book.Config{Title: "T", Repository: "https://github.com/o/r"},
+		CSP:      "default-src 'self'; script-src 'self'; style-src 'self'",
 		Items:    []*book.Item{intro, own},
 		Chapters: []*book.Item{intro, own, deep},
 	}
@@ -274,7 +275,7 @@ func TestExtensions(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := string(pg.HTML)
-	for _, want := range []string{"<table>", "<del>old</del>", "&ldquo;quoted&rdquo;", `type="checkbox"`, "<dl>", `class="footnotes"`, `<a href="https://example.com">`} {
+	for _, want := range []string{"<table>", "<del>old</del>", "&ldquo;quoted&rdquo;", `type="checkbox"`, "<dl>", `class="footnote-definition"`, `<a href="https://example.com">`} {
 		if !strings.Contains(h, want) {
 			t.Errorf("missing %s in\n%s", want, h)
 		}

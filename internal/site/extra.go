@@ -39,12 +39,17 @@ func searchIndex(b *book.Book, pages []*render.Page) ([]byte, error) {
 	parents := parentTitles(b.Items, nil, map[*book.Item][]string{})
 	var docs []SearchDoc
 	for i, ch := range b.Chapters {
+		if !b.Config.SearchEnabled(ch.Path) {
+			continue // [output.html.search.chapter] "path/" = { enable = false }
+		}
 		crumbs := []string{}
 		if p := parts[ch]; p != "" {
 			crumbs = append(crumbs, p)
 		}
 		crumbs = append(crumbs, parents[ch]...)
-		crumbs = append(crumbs, strings.TrimSpace(numberString(ch.Number)+" "+pages[i].Title))
+		// The chapter's SUMMARY.md title, as the sidebar names it and as
+		// mdBook's breadcrumbs do (Chapter.name), not its # heading.
+		crumbs = append(crumbs, strings.TrimSpace(numberString(ch.Number)+" "+ch.Title))
 		for _, s := range pages[i].Sections {
 			u := htmlPath(ch.Path)
 			if s.Anchor != "" {

@@ -18,10 +18,13 @@ var reserved = map[string]string{
 // CheckBook checks, before anything is verified or rendered, that b can be
 // written as a site: it has at least one chapter, no chapter's page takes
 // the name of a page the site stage writes itself (index.html unless the
-// first chapter is index.md or README.md, 404.html, print.html), and no two
+// first chapter is index.md or README.md, or the book is a plain mdBook
+// book (book.Config.Plain), 404.html, print.html), and no two
 // chapters share a page (README.md and index.md in one folder are both its
-// index.html, mdBook's rule). Problems are *diag.Error values naming
-// SUMMARY.md (Book.SummaryFile) and, for a chapter, the line that lists it.
+// index.html, mdBook's rule), and every [output.html.search.chapter] key
+// names a chapter or a folder of chapters. Problems are *diag.Error values
+// naming SUMMARY.md (Book.SummaryFile) and, for a chapter, the line that
+// lists it, or book.toml and the key's line.
 func CheckBook(b *book.Book) error {
 	if len(b.Chapters) == 0 {
 		return &diag.Error{File: b.SummaryFile, Msg: "the book has no chapters"}
@@ -37,15 +40,35 @@ func CheckBook(b *book.Book) error {
 		}
 		pages[page] = ch
 		what, ok := reserved[page]
-		if !ok || (page == "index.html" && i == 0) {
+		if !ok || (page == "index.html" && (i == 0 || b.Config.Plain)) {
+			// A plain mdBook book's README.md (or index.md) that is not
+			// the first chapter is the site's index.html, as mdBook
+			// writes it: its page is written after the first chapter's
+			// copy and replaces it (mdbook-html hbs_renderer.rs
+			// render_item; index preprocessor).
 			continue
+		}
+		hint := ""
+		if page == "index.html" {
+			hint = " (a plain mdBook book, with no [bookgen] table, makes it the front page instead, as mdBook does)"
 		}
 		errs = append(errs, &diag.Error{
 			File: b.SummaryFile,
 			Line: ch.Line,
-			Msg: fmt.Sprintf("chapter %s would be written to %s, which is %s; rename the file",
-				ch.File(), page, what),
+			Msg: fmt.Sprintf("chapter %s would be written to %s, which is %s; rename the file%s",
+				ch.File(), page, what, hint),
 		})
+	}
+	for _, s := range b.Config.SearchChapters {
+		found := false
+		for _, ch := range b.Chapters {
+			found = found || book.PathWithin(ch.Path, s.Path)
+		}
+		if !found {
+			// mdBook refuses it too (search.rs validate_chapter_config).
+			errs = append(errs, &diag.Error{File: b.ConfigFile, Line: s.Line,
+				Msg: fmt.Sprintf("[output.html.search.chapter] key %q matches no chapter (a path from %s/, a folder or a chapter file)", s.Key, b.Src)})
+		}
 	}
 	return errs.Err()
 }

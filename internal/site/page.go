@@ -50,8 +50,13 @@ type pageData struct {
 	SearchIndex string // the search index (JSON), relative to the page
 	SearchLib   string // the search library, relative to the page
 	IsIndex     bool
-	IsPrint     bool // print.html: the whole book
-	IsNotFound  bool // 404.html
+	// FragmentRedirects is the JSON object of the page's
+	// [output.html.redirect] keys with a #fragment ({"#old":
+	// "new.html#x"}, see fragmentMap), "" when none; theme.js sends a
+	// reader who arrives with one of them on.
+	FragmentRedirects string
+	IsPrint           bool // print.html: the whole book
+	IsNotFound        bool // 404.html
 	// LongTOC is set for chapters with at least LongChapter headings of
 	// level 2 and 3: they get an in-page table of contents at the top too
 	// (shown where the "On this page" column does not fit).
@@ -82,6 +87,7 @@ func page(tmpl *template.Template, sb *sidebars, b *book.Book, pages []*render.P
 	d := common(b, root, a)
 	d.Title = pg.Title
 	d.IsIndex = isIndex
+	d.FragmentRedirects = fragmentMap(b, sitePath)
 	if sb != nil {
 		html, ok, err := sb.html(root, ch)
 		if err != nil {

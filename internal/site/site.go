@@ -417,7 +417,7 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 			return err
 		}
 	}
-	ws, err := writeRedirects(out, b)
+	ws, err := writeRedirects(out, b, a)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ import (
 //	                    paragraph, white space folded ("assets/search.json"
 //	                    names the content-hashed search index)
 //	-- no-file PATH --  PATH must not be in the site
+//	-- lacks PATH --    fragments the site file PATH must not hold, one
+//	                    per paragraph, white space folded
 //	-- error --         the build's problems, each "file:line: " and a
 //	                    substring of the message, one per line
 //	-- warning --       likewise, the warnings of a build that succeeds
@@ -101,6 +103,17 @@ func TestSpec(t *testing.T) {
 					for _, frag := range strings.Split(strings.TrimSpace(c.Files[name]), "\n\n") {
 						if !strings.Contains(got, spectest.Fold(frag)) {
 							t.Errorf("%s\n%s lacks %q:\n%s", c.Comment, p, spectest.Fold(frag), data)
+						}
+					}
+				case "lacks":
+					if rerr != nil {
+						t.Errorf("%s\n%v", c.Comment, rerr)
+						continue
+					}
+					got := spectest.Fold(string(data))
+					for _, frag := range strings.Split(strings.TrimSpace(c.Files[name]), "\n\n") {
+						if strings.Contains(got, spectest.Fold(frag)) {
+							t.Errorf("%s\n%s holds %q:\n%s", c.Comment, p, spectest.Fold(frag), data)
 						}
 					}
 				case "no-file":
