@@ -33,11 +33,27 @@ type SearchDoc struct {
 }
 
 // searchIndex builds the index: one entry per section of every chapter,
-// in reading order.
+// in reading order (see writeSearchIndex).
 func searchIndex(b *book.Book, pages []*render.Page) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeSearchIndex(&buf, b, pages); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeSearchIndex writes the index to w: a JSON array of SearchDoc, one
+// per section of every chapter in reading order, then a newline ("null"
+// when no chapter is searched). It is encoded one entry at a time, so
+// that the index of a large book (hundreds of megabytes of JSON at 25,000
+// chapters) is never held in memory whole.
+func writeSearchIndex(w io.Writer, b *book.Book, pages []*render.Page) error {
 	parts := partTitles(b.Items, "", map[*book.Item]string{})
 	parents := parentTitles(b.Items, nil, map[*book.Item][]string{})
-	var docs []SearchDoc
+	var entry bytes.Buffer
+	enc := json.NewEncoder(&entry)
+	enc.SetEscapeHTML(false)
+	n := 0
 	for i, ch := range b.Chapters {
 		if !b.Config.SearchEnabled(ch.Path) {
 			continue // [output.html.search.chapter] "path/" = { enable = false }
@@ -55,16 +71,29 @@ func searchIndex(b *book.Book, pages []*render.Page) ([]byte, error) {
 			if s.Anchor != "" {
 				u += "#" + s.Anchor
 			}
-			docs = append(docs, SearchDoc{ID: len(docs), Title: s.Title, Crumbs: crumbs, URL: u, Text: s.Text})
+			entry.Reset()
+			if err := enc.Encode(SearchDoc{ID: n, Title: s.Title, Crumbs: crumbs, URL: u, Text: s.Text}); err != nil {
+				return err
+			}
+			sep := ","
+			if n == 0 {
+				sep = "["
+			}
+			if _, err := io.WriteString(w, sep); err != nil {
+				return err
+			}
+			if _, err := w.Write(bytes.TrimSuffix(entry.Bytes(), []byte("\n"))); err != nil {
+				return err
+			}
+			n++
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(docs); err != nil {
-		return nil, err
+	end := "]\n"
+	if n == 0 {
+		end = "null\n"
 	}
-	return buf.Bytes(), nil
+	_, err := io.WriteString(w, end)
+	return err
 }
 
 // parentTitles maps every chapter to the titles of the chapters it is nested

@@ -303,8 +303,14 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		return themeError(err)
 	}
 	var index []byte
-	if !stableNames {
-		// The index's name is the hash of its content.
+	var indexName string // the index, already written under its name
+	if st, ok := out.(*staging); ok && !stableNames {
+		// The index's name is the hash of its content, learnt as it is
+		// written.
+		if indexName, err = st.streamHashed("assets", "search", ".json", func(w io.Writer) error { return writeSearchIndex(w, b, pages) }); err != nil {
+			return err
+		}
+	} else if !stableNames {
 		if index, err = searchIndex(b, pages); err != nil {
 			return err
 		}
@@ -316,6 +322,9 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		themeJS:   "assets/" + hashedName("theme", ".js", themeJS),
 		search:    "assets/" + hashedName("search", ".json", index),
 		searchLib: "assets/vendor/" + SearchLib + "/minisearch.js",
+	}
+	if indexName != "" {
+		a.search = indexName
 	}
 	if stableNames {
 		// An incremental build (see Incremental): the index changes with
@@ -340,8 +349,10 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 		if err := out.later(a.search, func() ([]byte, error) { return searchIndex(b, pages) }); err != nil {
 			return err
 		}
-	} else if err := out.add(a.search, index); err != nil {
-		return err
+	} else if indexName == "" {
+		if err := out.add(a.search, index); err != nil {
+			return err
+		}
 	}
 	if err := copyTree(out, th, "vendor", "assets/vendor"); err != nil {
 		return err

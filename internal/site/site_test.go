@@ -313,8 +313,26 @@ func TestPrintSitemapAndSearchIndex(t *testing.T) {
 		t.Fatalf("no search index among %v", res.Files)
 	}
 	var docs []SearchDoc
-	if err := json.Unmarshal([]byte(read(t, filepath.Join(out, index))), &docs); err != nil {
+	indexData := read(t, filepath.Join(out, index))
+	if err := json.Unmarshal([]byte(indexData), &docs); err != nil {
 		t.Fatal(err)
+	}
+	// Written one entry at a time, the index is what encoding the whole
+	// array gives, and its name is the hash of those bytes.
+	var whole bytes.Buffer
+	enc := json.NewEncoder(&whole)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(docs); err != nil {
+		t.Fatal(err)
+	}
+	if whole.String() != indexData {
+		t.Errorf("the index streamed is\n%s\nencoding it whole gives\n%s", indexData, whole.String())
+	}
+	if want := "assets/" + hashedName("search", ".json", []byte(indexData)); index != want {
+		t.Errorf("search index named %s, want %s", index, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, "assets", ".*.partial")); len(left) > 0 {
+		t.Errorf("partial files left in the site: %v", left)
 	}
 	want := []SearchDoc{
 		{ID: 0, Title: "Introduction", Crumbs: []string{"Introduction"}, URL: "introduction.html#introduction", Text: "Why one writer."},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -143,6 +144,43 @@ func (s *staging) stream(name string, write func(io.Writer) error) error {
 	s.sums[name] = sum
 	s.mu.Unlock()
 	return nil
+}
+
+// streamHashed adds a file of the folder dir written by write as it
+// produces it, named as hashedName names it (base, the first four bytes
+// of its content's SHA-256 in hex, ext), and returns that name: the
+// search index of a large book is never held in memory whole to learn its
+// name.
+func (s *staging) streamHashed(dir, base, ext string, write func(io.Writer) error) (string, error) {
+	if err := s.ctx.Err(); err != nil {
+		return "", err
+	}
+	tmp := filepath.Join(s.dir, filepath.FromSlash(dir), "."+base+ext+".partial")
+	h := sha256.New()
+	err := s.create(tmp, true, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := write(io.MultiWriter(bw, h)); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	name := path.Join(dir, base+"."+hex.EncodeToString(sum[:4])+ext)
+	p, _, err := s.reserve(name, sum)
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return "", &OutputError{Out: s.out, Err: err}
+	}
+	return name, nil
 }
 
 // reserve claims name for one file of the site, with its hash when the
