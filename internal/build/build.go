@@ -213,16 +213,11 @@ func Build(ctx context.Context, opt Options) (res *Result, err error) {
 		return res, err
 	}
 	// A one-shot build holds what the stages after it need, not the whole
-	// book: a chapter's file text is done with once it is expanded and
-	// verified, its expanded text once it is rendered, and the rendered
+	// book: a chapter's file text is done with once it is expanded (see
+	// check), its expanded text once it is rendered, and the rendered
 	// bodies wait in a file (render.Spool) for the site to be written.
 	// Builds that follow one another (serve) keep all of it to reuse.
-	oneShot := opt.Renders == nil && opt.Incremental == nil
-	if oneShot {
-		for _, d := range docs {
-			d.Chapter.Source = nil
-		}
-	}
+	oneShot := opt.oneShot()
 	if err := stage(ctx, "render"); err != nil {
 		return res, err
 	}
@@ -244,13 +239,6 @@ func Build(ctx context.Context, opt Options) (res *Result, err error) {
 		return res, err
 	}
 	res.Rendered, res.Reused = rendered, reused
-	if oneShot {
-		// The site is written from the pages; the origins stay, for
-		// includedFrom.
-		for _, d := range docs {
-			d.Markdown = nil
-		}
-	}
 	for _, pg := range pages {
 		res.Warnings = append(res.Warnings, pg.Warnings...)
 	}
@@ -348,6 +336,13 @@ func Test(ctx context.Context, opt Options) (*Result, error) {
 	return res, err
 }
 
+// oneShot reports whether the build is one no later build follows
+// (nothing is kept warm: see KeepWarm), so that it can let go of what
+// its later stages do not need.
+func (opt Options) oneShot() bool {
+	return opt.Loads == nil && opt.Expands == nil && opt.Renders == nil && opt.Incremental == nil
+}
+
 // newSpool makes the file the build's rendered bodies are kept in, in the
 // cache folder (.bookgen-cache, or CacheDir), which is on the book's disk
 // where os.TempDir may be memory (tmpfs).
@@ -390,6 +385,12 @@ func check(ctx context.Context, opt Options) (*book.Book, []*expand.Doc, *expand
 	docs, nf, err := expandAll(ctx, opt, b)
 	if err != nil {
 		return b, nil, nil, nil, err
+	}
+	if opt.oneShot() {
+		// Once expanded, a chapter's file text is not read again.
+		for _, d := range docs {
+			d.Chapter.Source = nil
+		}
 	}
 	// mdBook's src/404.md is verified with the chapters: nothing reaches
 	// a page that verification did not see.
@@ -552,6 +553,11 @@ func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *ren
 					break
 				}
 				pages[i], errs[i] = r.Render(docs[i])
+				if spool != nil {
+					// A one-shot build writes the site from the pages:
+					// the chapter's expanded text is let go at once.
+					docs[i].Markdown = nil
+				}
 			}
 			counts[w] = [2]int{r.Rendered, r.Reused}
 		}()
