@@ -24,7 +24,11 @@
   // responsive. The book's programs print a few kilobytes.
   const maxOutput = 1 << 20;
 
-  // anyLines and anyText mirror verify.AnyLines and verify.AnyText.
+  // matcher:begin (the transcript matcher: markdown.OutputLines, MatchLine
+  // and Matches in Go; both pass internal/markdown/testdata/match.json,
+  // theme TestRunJSMatchCases runs this part in Node)
+
+  // anyLines and anyText mirror markdown.AnyLines and markdown.AnyText.
   const anyLines = "...";
   const anyText = "[..]";
 
@@ -49,11 +53,16 @@
     return lines;
   }
 
-  // outputLines mirrors verify's: no escapes, no trailing white space or
-  // trailing blank lines.
+  // ansiEscape is markdown's ansiEscape: CSI (ESC [ or U+009B), OSC
+  // strings ended by BEL or ESC \, the other string controls (ESC P, X, ^,
+  // _), the short escapes, and a lone ESC.
+  // eslint-disable-next-line no-control-regex
+  const ansiEscape = /(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[ -/]*[0-~]|\x1b/g;
+
+  // outputLines mirrors markdown.OutputLines: no escapes, no trailing white
+  // space or trailing blank lines.
   function outputLines(text) {
-    // eslint-disable-next-line no-control-regex
-    text = text.replace(/\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-_])/g, "");
+    text = text.replace(ansiEscape, "");
     if (text === "") return [];
     return trimBlank(text.replace(/\n+$/, "").split("\n").map((l) => l.replace(/[ \t\r]+$/, "")));
   }
@@ -79,6 +88,7 @@
     }
     return m(0, 0) ? -1 : furthest;
   }
+  // matcher:end
 
   function sameArgs(a, b) {
     return a.length === b.length && a.every((x, i) => x === b[i]);

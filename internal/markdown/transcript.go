@@ -105,6 +105,23 @@ func clip(s string) string {
 	return s
 }
 
+// OutputLines splits a command's output into the lines a transcript is
+// compared with: terminal escape sequences removed (StripANSI), trailing
+// white space of each line and trailing blank lines dropped; no lines for
+// empty output. The page's run panel (theme/run.js, outputLines) applies
+// the same rule; testdata/match.json holds the cases both must pass.
+func OutputLines(out string) []string {
+	out = StripANSI(out)
+	if out == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t\r")
+	}
+	return TrimTrailingBlank(lines)
+}
+
 // AnyLines is the expected-output line that matches any number of output
 // lines, including none.
 const AnyLines = "..."

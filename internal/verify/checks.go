@@ -321,19 +321,8 @@ func fmtDuration(d time.Duration) string {
 	return d.String()
 }
 
-// outputLines splits command output into lines without terminal escape
-// sequences (markdown.StripANSI), trailing white space or trailing blank lines.
-func outputLines(out string) []string {
-	out = markdown.StripANSI(out)
-	if out == "" {
-		return nil
-	}
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\r")
-	}
-	return markdown.TrimTrailingBlank(lines)
-}
+// outputLines is markdown.OutputLines.
+func outputLines(out string) []string { return markdown.OutputLines(out) }
 
 // isWholeFile reports whether the first line that is neither blank nor a
 // comment starts with "package".
