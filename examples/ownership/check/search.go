@@ -21,6 +21,9 @@ type Result struct {
 	// shortest run that breaks it, one line per step.
 	Violation *Violation
 	Trace     []string
+	// Steps is Trace without its start line, each step as a sequence
+	// diagram draws it (see Step).
+	Steps []Step
 	// Contrast is the shortest run in which the highest-epoch server
 	// applies a write below the record's current epoch (which the
 	// record-checking server never does), nil if none was reached.
@@ -90,7 +93,7 @@ func run(b Bounds, mut Mutation, accept func(*Violation) bool) Result {
 				}
 				if st.bad != nil {
 					res.Violation = st.bad
-					res.Trace = m.trace(keys, parent, it.i, m.key(st.next, perms, &buf), st.bad.Property, perms)
+					res.Trace, res.Steps = m.trace(keys, parent, it.i, m.key(st.next, perms, &buf), st.bad.Property, perms)
 					break
 				}
 				j, fresh := visit(st.next, it.i, level[it.i]+1)
@@ -105,7 +108,7 @@ func run(b Bounds, mut Mutation, accept func(*Violation) bool) Result {
 				}
 				if v := m.checkState(st.next); v != nil && (accept == nil || accept(v)) {
 					res.Violation = v
-					res.Trace = m.trace(keys, parent, j, "", 0, perms)
+					res.Trace, res.Steps = m.trace(keys, parent, j, "", 0, perms)
 					break
 				}
 				next = append(next, item{st.next, j})
@@ -121,7 +124,7 @@ func run(b Bounds, mut Mutation, accept func(*Violation) bool) Result {
 		res.Depth = max(res.Depth, int(d))
 	}
 	if contrastAt != nil {
-		res.Contrast = m.trace(keys, parent, contrastAt.i, contrastAt.next, -1, perms)
+		res.Contrast, _ = m.trace(keys, parent, contrastAt.i, contrastAt.next, -1, perms)
 	}
 	return res
 }
@@ -131,7 +134,7 @@ func run(b Bounds, mut Mutation, accept func(*Violation) bool) Result {
 // stored a renamed representative) and describes each step. If last is
 // not empty it is one more step, to the state with key last; with prop >=
 // 0 that step must break prop, with prop == -1 it must be a contrast step.
-func (m *model) trace(keys []string, parent []int32, i int32, last string, prop Property, perms [][]int) []string {
+func (m *model) trace(keys []string, parent []int32, i int32, last string, prop Property, perms [][]int) ([]string, []Step) {
 	var path []int32
 	for j := i; j >= 0; j = parent[j] {
 		path = append(path, j)
@@ -140,10 +143,12 @@ func (m *model) trace(keys []string, parent []int32, i int32, last string, prop 
 	var buf bytes.Buffer
 	s := initial()
 	lines := []string{"start: " + s.rec.State().String() + ", A holds its token for 41"}
+	var steps []Step
 	follow := func(want string, match func(step) bool) bool {
 		for _, st := range m.successors(s) {
 			if match(st) && m.key(st.next, perms, &buf) == want {
 				lines = append(lines, m.describe(s, st))
+				steps = append(steps, m.arrow(s, st, lines[len(lines)-1]))
 				s = st.next
 				return true
 			}
@@ -166,7 +171,7 @@ func (m *model) trace(keys []string, parent []int32, i int32, last string, prop 
 			panic("check: trace replay did not find the last step")
 		}
 	}
-	return lines
+	return lines, steps
 }
 
 // describe says in words what step st does to s.

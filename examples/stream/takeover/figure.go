@@ -7,29 +7,33 @@ import (
 	"strings"
 )
 
-// The -figure flag draws the run as a D2 sequence diagram (the chapter's
-// figure of A, the stream and B). It is made from the transcript the same
-// run prints, line by line, so the figure and the transcript cannot tell
-// different stories:
+// The -figure flag draws one scene of the run as a D2 sequence diagram (the
+// chapter's figures of A, the stream and B, and of C's and D's claim race).
+// It is made from the transcript the same run prints, line by line, so the
+// figure and the transcript cannot tell different stories:
 //
 //	stream "orders", producer id "orders-db"   the stream's name
 //	X  REQUEST -> ANSWER                       X -> stream, stream -> X
 //	X  open: reads the stream, FACTS           X -> stream (a read), FACTS back
 //	X  leader read up to the claim: FACTS      the same
+//	X  reads the stream: FACTS                 the same
 //	X  TEXT                                    X -> X, with the indented
 //	     continuation                          lines under it
 //
-// The figure ends at the first reset (the fenced process stops there); the
-// lines after it check what the reset did and stay in the transcript.
+// The scenes are the transcript's paragraphs (1, the takeover; 2, the
+// recovery that resends; 3, the claim race). A figure ends at the first
+// line where a process learns it was fenced (its reset, or a Synced that
+// reports fenced=true); the lines after it check what the fence did and stay
+// in the transcript.
 
 var (
 	streamLine = regexp.MustCompile(`^stream ("[^"]*"), producer id ("[^"]*")$`)
 	stepLine   = regexp.MustCompile(`^([A-Z])  (.*)$`)
-	readLine   = regexp.MustCompile(`^(open: reads the stream|leader read up to the claim)[,:] (.*)$`)
+	readLine   = regexp.MustCompile(`^(open: reads the stream|leader read up to the claim|reads the stream)[,:] (.*)$`)
 )
 
-// writeFigure turns the transcript into D2.
-func writeFigure(w io.Writer, transcript string) error {
+// writeFigure turns scene (1 to 3) of the transcript into D2.
+func writeFigure(w io.Writer, transcript string, scene int) error {
 	type msg struct{ from, to, label string }
 	var msgs []msg
 	var actors []string
@@ -41,12 +45,18 @@ func writeFigure(w io.Writer, transcript string) error {
 		}
 	}
 	streamLabel := "the stream"
-	lines := strings.Split(strings.TrimRight(transcript, "\n"), "\n")
+	scenes := strings.Split(strings.TrimRight(transcript, "\n"), "\n\n")
+	if scene < 1 || scene > len(scenes) {
+		return fmt.Errorf("scene %d: the transcript has scenes 1 to %d", scene, len(scenes))
+	}
+	if m := streamLine.FindStringSubmatch(strings.SplitN(scenes[0], "\n", 2)[0]); m != nil {
+		streamLabel = "stream " + strings.Trim(m[1], `"`) + "\nproducer id " + strings.Trim(m[2], `"`)
+	}
+	lines := strings.Split(scenes[scene-1], "\n")
 	ended := false
 	for i := 0; i < len(lines) && !ended; i++ {
 		l := lines[i]
-		if m := streamLine.FindStringSubmatch(l); m != nil {
-			streamLabel = "stream " + strings.Trim(m[1], `"`) + "\nproducer id " + strings.Trim(m[2], `"`)
+		if streamLine.MatchString(l) {
 			continue
 		}
 		m := stepLine.FindStringSubmatch(l)
@@ -70,10 +80,10 @@ func writeFigure(w io.Writer, transcript string) error {
 			label += "\n" + strings.ReplaceAll(strings.TrimSpace(lines[i]), ": ", ":\n")
 		}
 		msgs = append(msgs, msg{who, who, label})
-		ended = strings.HasPrefix(text, "reset")
+		ended = strings.HasPrefix(text, "reset") || strings.HasPrefix(text, "Synced: fenced=true")
 	}
 	if !ended {
-		return fmt.Errorf("the transcript has no reset: the takeover did not fence anyone")
+		return fmt.Errorf("scene %d fences nobody: no reset and no fenced Synced", scene)
 	}
 	// A first, the stream in the middle, the other processes after it.
 	fmt.Fprintln(w, "shape: sequence_diagram")

@@ -20,7 +20,8 @@
 // arrived and D's until C has finished opening, so the interleaving, like the
 // rest of the output, is the same on every run: no port, time or directory
 // appears in it. With -figure it prints the first scene, up to the
-// fenced process's reset, as a D2 sequence diagram instead.
+// fenced process's reset, as a D2 sequence diagram instead; -figure -scene 3
+// prints the claim race, up to the moment C learns that D fenced it.
 package main
 
 import (
@@ -43,7 +44,8 @@ import (
 )
 
 func main() {
-	figure := flag.Bool("figure", false, "print the takeover as a D2 sequence diagram (see figure.go)")
+	figure := flag.Bool("figure", false, "print one scene as a D2 sequence diagram (see figure.go)")
+	scene := flag.Int("scene", 1, "with -figure, the scene to draw: 1 the takeover, 3 the claim race")
 	flag.Parse()
 	var transcript bytes.Buffer
 	w := io.Writer(os.Stdout)
@@ -52,7 +54,7 @@ func main() {
 	}
 	err := run(w)
 	if err == nil && *figure {
-		err = writeFigure(os.Stdout, transcript.String())
+		err = writeFigure(os.Stdout, transcript.String(), *scene)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "takeover:", err)

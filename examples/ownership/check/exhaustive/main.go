@@ -8,6 +8,8 @@
 //
 //	go run ./examples/ownership/check/exhaustive          # the chapter's table, seconds
 //	go run ./examples/ownership/check/exhaustive -large   # also larger bounds, about a minute
+//	go run ./examples/ownership/check/exhaustive -figure abort-reusing-epoch-42
+//	                                                      # one counterexample as D2
 package main
 
 import (
@@ -21,7 +23,20 @@ import (
 func main() {
 	large := flag.Bool("large", false, "also run the larger bounds (about a minute)")
 	times := flag.Bool("time", false, "add each run's wall time to the table (not deterministic)")
+	figure := flag.String("figure", "", "print this mutation's shortest counterexample as a D2 sequence diagram instead (its name in the table, lower case, words joined by hyphens: abort-reusing-epoch-42)")
 	flag.Parse()
+	if *figure != "" {
+		mut, ok := check.MutationBySlug(*figure)
+		err := fmt.Errorf("no mutation %q", *figure)
+		if ok {
+			err = check.WriteCounterexample(os.Stdout, mut)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "exhaustive:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	opt := check.Options{Bounds: check.DefaultBounds, Times: *times}
 	if *large {
 		opt.Bounds = append(append([]check.Bounds(nil), check.DefaultBounds...), check.LargeBounds...)
