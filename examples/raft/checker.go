@@ -3,7 +3,9 @@ package raft
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -62,6 +64,8 @@ type Checker struct {
 	lastTerm  map[ID]uint64        // leader -> its term at the previous observation
 	committed map[uint64]committed // index -> first entry committed there
 	applied   map[uint64]Entry     // index -> first entry applied there
+
+	shared bool // the maps may be another Checker's too: copy before writing
 }
 
 func (c *Checker) init() {
@@ -74,29 +78,26 @@ func (c *Checker) init() {
 	}
 }
 
-// Clone returns an independent copy of c.
+// Clone returns an independent copy of c. The copy shares c's maps until
+// either of them writes, which copies them first.
 func (c *Checker) Clone() *Checker {
 	c.init()
-	d := &Checker{
-		leaders: map[uint64]ID{}, lastLog: map[ID][]Entry{}, lastTerm: map[ID]uint64{},
-		committed: map[uint64]committed{}, applied: map[uint64]Entry{},
+	c.shared = true
+	d := *c
+	return &d
+}
+
+// own gives c maps of its own before it writes to them.
+func (c *Checker) own() {
+	if !c.shared {
+		return
 	}
-	for k, v := range c.leaders {
-		d.leaders[k] = v
-	}
-	for k, v := range c.lastLog {
-		d.lastLog[k] = v // logs are never mutated in place once stored
-	}
-	for k, v := range c.lastTerm {
-		d.lastTerm[k] = v
-	}
-	for k, v := range c.committed {
-		d.committed[k] = v
-	}
-	for k, v := range c.applied {
-		d.applied[k] = v
-	}
-	return d
+	c.leaders = maps.Clone(c.leaders)
+	c.lastLog = maps.Clone(c.lastLog) // logs are never mutated in place once stored
+	c.lastTerm = maps.Clone(c.lastTerm)
+	c.committed = maps.Clone(c.committed)
+	c.applied = maps.Clone(c.applied)
+	c.shared = false
 }
 
 // Committed returns the committed entries known so far as index -> entry.
@@ -121,15 +122,21 @@ func (c *Checker) Observe(nodes []*Node) error {
 	}
 	for _, n := range nodes {
 		if n.Role != Leader {
-			delete(c.lastLog, n.ID)
-			delete(c.lastTerm, n.ID)
+			if _, ok := c.lastTerm[n.ID]; ok {
+				c.own()
+				delete(c.lastLog, n.ID)
+				delete(c.lastTerm, n.ID)
+			}
 			continue
 		}
 		// Election Safety: at most one leader can be elected in a given term.
 		if l, ok := c.leaders[n.Term]; ok && l != n.ID {
 			fail(ElectionSafety, "%s and %s are both leaders of term %d", l, n.ID, n.Term)
 		}
-		c.leaders[n.Term] = n.ID
+		if l, ok := c.leaders[n.Term]; !ok || l != n.ID {
+			c.own()
+			c.leaders[n.Term] = n.ID
+		}
 		// Leader Append-Only: a leader never overwrites or deletes entries in
 		// its log; it only appends.
 		if old, ok := c.lastLog[n.ID]; ok && c.lastTerm[n.ID] == n.Term {
@@ -138,11 +145,15 @@ func (c *Checker) Observe(nodes []*Node) error {
 					n.ID, n.Term, entries(old), n.LogString())
 			}
 		}
-		c.lastLog[n.ID] = slices.Clone(n.Log)
-		c.lastTerm[n.ID] = n.Term
+		if old, ok := c.lastLog[n.ID]; !ok || c.lastTerm[n.ID] != n.Term || !slices.Equal(old, n.Log) {
+			c.own()
+			c.lastLog[n.ID] = slices.Clone(n.Log)
+			c.lastTerm[n.ID] = n.Term
+		}
 		// Record what this leader has committed.
 		for i := uint64(1); i <= n.Commit; i++ {
 			if _, ok := c.committed[i]; !ok {
+				c.own()
 				c.committed[i] = committed{Entry: n.Log[i-1], Term: n.Term}
 			}
 		}
@@ -187,6 +198,7 @@ func (c *Checker) Observe(nodes []*Node) error {
 			if prev, ok := c.applied[i]; ok && prev != e {
 				fail(StateMachineSafety, "%s applied %v at index %d, where %v was applied before", n.ID, e, i, prev)
 			} else if !ok {
+				c.own()
 				c.applied[i] = e
 			}
 		}
@@ -227,20 +239,47 @@ func Violations(err error) []*Violation {
 	return nil
 }
 
-// key is a canonical encoding of the history the checker keeps, for state
-// deduplication in Explore. (lastLog and lastTerm equal the leaders'
-// current logs and terms after an observation, so they add nothing.)
-func (c *Checker) key(b *strings.Builder) {
+// appendKey appends a canonical encoding of the history the checker keeps,
+// with servers renamed by p (p[old] = new), for state deduplication in
+// Explore. (lastLog and lastTerm equal the leaders' current logs and terms
+// after an observation, so they add nothing.)
+//
+// The leader of a term is left out once no server can still be elected in
+// it (every server is past it, or in it as a follower): Election Safety
+// compares it only with a later leader of the same term.
+func (c *Checker) appendKey(b []byte, p []ID, nodes []*Node) []byte {
 	c.init()
 	for _, t := range sortedKeys(c.leaders) {
-		fmt.Fprintf(b, "L%d=%d,", t, c.leaders[t])
+		if !slices.ContainsFunc(nodes, func(n *Node) bool { return n.Term < t || n.Term == t && n.Role != Follower }) {
+			continue
+		}
+		b = append(b, 'L')
+		b = strconv.AppendUint(b, t, 10)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, int64(p[c.leaders[t]]), 10)
+		b = append(b, ',')
 	}
 	for _, i := range sortedKeys(c.committed) {
-		fmt.Fprintf(b, "C%d=%v/%d,", i, c.committed[i].Entry, c.committed[i].Term)
+		b = append(b, 'C')
+		b = strconv.AppendUint(b, i, 10)
+		b = append(b, '=')
+		b = appendData(b, c.committed[i].Entry.Data, p)
+		b = append(b, '/')
+		b = strconv.AppendUint(b, c.committed[i].Entry.Term, 10)
+		b = append(b, '/')
+		b = strconv.AppendUint(b, c.committed[i].Term, 10)
+		b = append(b, ',')
 	}
 	for _, i := range sortedKeys(c.applied) {
-		fmt.Fprintf(b, "A%d=%v,", i, c.applied[i])
+		b = append(b, 'A')
+		b = strconv.AppendUint(b, i, 10)
+		b = append(b, '=')
+		b = appendData(b, c.applied[i].Data, p)
+		b = append(b, '/')
+		b = strconv.AppendUint(b, c.applied[i].Term, 10)
+		b = append(b, ',')
 	}
+	return b
 }
 
 func sortedKeys[K uint64 | ID, V any](m map[K]V) []K {

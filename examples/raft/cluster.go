@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"strings"
+	"sync"
 )
 
 // Cluster is a set of Nodes joined by a network that may lose, delay and
@@ -59,6 +59,7 @@ const (
 	Drop                        // message Msg is lost
 	Crash                       // Node stops; messages to it are lost
 	Restart                     // Node starts again from stable storage
+	Reboot                      // Node crashes and restarts in one step
 )
 
 // Action is one step of a schedule. Msg is the in-flight message for
@@ -87,17 +88,31 @@ func (a Action) String() string {
 		return fmt.Sprintf("%s crashes", a.Node)
 	case Restart:
 		return fmt.Sprintf("%s restarts", a.Node)
+	case Reboot:
+		return fmt.Sprintf("%s crashes and restarts", a.Node)
 	}
 	return "?"
 }
 
 // Bounds limit the actions a Cluster offers, so that exploration is finite.
-// Zero fields mean no limit, except MaxRestarts (0: no crashes).
+// Zero fields mean no limit, except MaxRestarts and MaxReboots (0: no
+// crashes).
+//
+// MaxReboots is for exhaustive search: a crash and its restart are one
+// step (Reboot). That loses no behaviour of the servers. While a server is
+// down it takes no step, which an idle server may also do, and the messages
+// sent to it are lost, which Drop does; its stable storage does not change.
+// So every run with a crash at one step and the restart at a later one has
+// a run with the same server states at every step, in which the server
+// stays up but idle, the messages to it are dropped, and it reboots where
+// the original restarted. What the search saves is every interleaving of
+// the other servers' steps with a server that is down.
 type Bounds struct {
 	MaxTerm     uint64 // no election timeout once a server's term reaches it
 	MaxLog      int    // no proposal once the leader's log has this many entries
 	MaxInFlight int    // no new message sent while this many are in flight
 	MaxRestarts int    // crashes in the whole run; one server is down at a time
+	MaxReboots  int    // crashes in the whole run, each restarted in the same step
 }
 
 // Actions lists the steps enabled in c under b, in a fixed order.
@@ -128,6 +143,9 @@ func (c *Cluster) Actions(b Bounds) []Action {
 		}
 		if c.restarts < b.MaxRestarts && !slices.Contains(c.Down, true) {
 			out = append(out, Action{Kind: Crash, Node: n.ID})
+		}
+		if c.restarts < b.MaxReboots {
+			out = append(out, Action{Kind: Reboot, Node: n.ID})
 		}
 	}
 	for _, m := range c.Net {
@@ -168,6 +186,12 @@ func (c *Cluster) Do(a Action) error {
 	case Restart:
 		c.Down[a.Node-1] = false
 		c.Node(a.Node).Restart()
+	case Reboot:
+		if c.Down[a.Node-1] {
+			return fmt.Errorf("%v: the server is down", a)
+		}
+		c.restarts++
+		c.Node(a.Node).Restart()
 	}
 	return c.Check.Observe(c.Nodes)
 }
@@ -200,36 +224,149 @@ func (c *Cluster) find(m Message) int {
 // Applied equals Commit after every observation, and Lead decides nothing,
 // so neither is part of the key.
 func (c *Cluster) Key() string {
-	b := make([]byte, 0, 256)
-	num := func(x uint64) { b = strconv.AppendUint(b, x, 10); b = append(b, ',') }
+	return string(c.appendKey(nil, identity(len(c.Nodes)), nil))
+}
+
+// SymmetricKey is the least Key of c over every renaming of its servers
+// (S1 S2 S3 as S2 S1 S3, and so on; the proposer named in an entry's data
+// is renamed too). The servers run the same code and the properties of
+// Figure 3 name no server, so two clusters that are renamings of each other
+// reach renamings of the same states and break the same properties (the
+// symmetry reduction of C. Norris Ip and David L. Dill, "Better
+// Verification Through Symmetry", 1996): an exhaustive search needs to
+// visit one of them.
+func (c *Cluster) SymmetricKey() string {
+	// Only the renamings that list the servers in the order of what names
+	// no server (role, term, commit, log terms) can give the least key of
+	// the lot that is the same for every renaming of c; usually that is one.
+	sigs := make([][]byte, len(c.Nodes))
 	for i, n := range c.Nodes {
+		s := []byte{byte(n.Role), byte(n.Term), byte(n.Commit), byte(len(n.Log))}
+		if c.Down[i] {
+			s = append(s, 'd')
+		}
+		for _, e := range n.Log {
+			s = append(s, byte(e.Term))
+		}
+		sigs[i] = s
+	}
+	n := len(c.Nodes)
+	var best, buf []byte
+	for _, p := range permutations(n) {
+		inv := p[n+1:]
+		ordered := true
+		for j := 1; j < n && ordered; j++ {
+			ordered = string(sigs[inv[j]-1]) <= string(sigs[inv[j+1]-1])
+		}
+		if !ordered {
+			continue
+		}
+		buf = c.appendKey(buf[:0], p[:n+1], nil)
+		if best == nil || string(buf) < string(best) {
+			best, buf = buf, best
+		}
+	}
+	return string(best)
+}
+
+func identity(n int) []ID {
+	p := make([]ID, n+1)
+	for i := range p {
+		p[i] = ID(i)
+	}
+	return p
+}
+
+var perms sync.Map // n -> [][]ID
+
+// permutations returns every renaming of servers 1…n as a slice of 2n+2
+// IDs: p[old] = new for old in 0…n (0, "none", stays), then its inverse,
+// p[n+1+new] = old.
+func permutations(n int) [][]ID {
+	if ps, ok := perms.Load(n); ok {
+		return ps.([][]ID)
+	}
+	var ps [][]ID
+	var gen func(p []ID, k int)
+	gen = func(p []ID, k int) {
+		if k > n {
+			q := slices.Clone(p)
+			inv := make([]ID, n+1)
+			for old, nw := range p {
+				inv[nw] = ID(old)
+			}
+			ps = append(ps, append(q, inv...))
+			return
+		}
+		for i := k; i <= n; i++ {
+			p[k], p[i] = p[i], p[k]
+			gen(p, k+1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	gen(identity(n), 1)
+	perms.Store(n, ps)
+	return ps
+}
+
+// appendData appends an entry's data with the proposer it names ("S2.1",
+// as Do writes it) renamed by p; other data is appended as it is.
+func appendData(b []byte, data string, p []ID) []byte {
+	if len(data) > 1 && data[0] == 'S' {
+		k := 1
+		id := 0
+		for k < len(data) && data[k] >= '0' && data[k] <= '9' {
+			id = id*10 + int(data[k]-'0')
+			k++
+		}
+		if k > 1 && k < len(data) && data[k] == '.' && id < len(p) {
+			b = append(b, 'S')
+			b = strconv.AppendInt(b, int64(p[id]), 10)
+			return append(b, data[k:]...)
+		}
+	}
+	return append(b, data...)
+}
+
+// appendKey appends the Key of c with its servers renamed by p (p[old] =
+// new). scratch is reused for the messages' encodings.
+func (c *Cluster) appendKey(b []byte, p []ID, scratch []byte) []byte {
+	num := func(x uint64) { b = strconv.AppendUint(b, x, 10); b = append(b, ',') }
+	inv := make([]ID, len(p))
+	for old, nw := range p {
+		inv[nw] = ID(old)
+	}
+	for j := 1; j < len(p); j++ {
+		i := int(inv[j]) - 1
+		n := c.Nodes[i]
 		num(uint64(n.Role))
 		num(n.Term)
-		num(uint64(n.Vote))
+		num(uint64(p[n.Vote]))
 		num(n.Commit)
 		if c.Down[i] {
 			b = append(b, 'd')
 		}
 		for _, e := range n.Log {
 			num(e.Term)
-			b = append(b, e.Data...)
+			b = appendData(b, e.Data, p)
 		}
-		for _, p := range n.Peers {
-			if n.votes[p] {
+		for q := 1; q < len(p); q++ {
+			peer := inv[q]
+			if n.votes[peer] {
 				b = append(b, 'v')
-				num(uint64(p))
+				num(uint64(q))
 			}
 			if n.Role == Leader {
-				num(n.next[p])
-				num(n.match[p])
+				num(n.next[peer])
+				num(n.match[peer])
 			}
 		}
 		b = append(b, ';')
 	}
 	ms := make([]string, len(c.Net))
 	for k, m := range c.Net {
-		mb := make([]byte, 0, 64)
-		for _, x := range []uint64{uint64(m.Type), uint64(m.From), uint64(m.To), m.Term, m.LastIndex, m.LastTerm, m.PrevIndex, m.PrevTerm, m.Commit, m.Index} {
+		mb := scratch[:0]
+		for _, x := range []uint64{uint64(m.Type), uint64(p[m.From]), uint64(p[m.To]), m.Term, m.LastIndex, m.LastTerm, m.PrevIndex, m.PrevTerm, m.Commit, m.Index} {
 			mb = strconv.AppendUint(mb, x, 10)
 			mb = append(mb, ',')
 		}
@@ -238,9 +375,10 @@ func (c *Cluster) Key() string {
 		}
 		for _, e := range m.Entries {
 			mb = strconv.AppendUint(mb, e.Term, 10)
-			mb = append(mb, e.Data...)
+			mb = appendData(mb, e.Data, p)
 		}
 		ms[k] = string(mb)
+		scratch = mb
 	}
 	slices.Sort(ms)
 	for _, m := range ms {
@@ -248,9 +386,7 @@ func (c *Cluster) Key() string {
 		b = append(b, '|')
 	}
 	num(uint64(c.restarts))
-	var sb strings.Builder
-	c.Check.key(&sb)
-	return string(b) + sb.String()
+	return c.Check.appendKey(b, p, c.Nodes)
 }
 
 // RunRandom runs a schedule of up to steps actions drawn from c.Actions(b)
@@ -302,18 +438,59 @@ type Exploration struct {
 	Complete    bool     // false when maxStates stopped the search
 }
 
-// Explore visits, breadth first, every state reachable from c under b
-// (states deduplicated by Key), checking the Figure 3 properties after
-// every action. It stops at the first violation, reporting a shortest
-// schedule that leads to it, or after maxStates states (0: no limit).
+// Explore visits, breadth first, every state reachable from c under b,
+// checking the Figure 3 properties after every action. States are
+// deduplicated by SymmetricKey, so of the states that are renamings of one
+// another only the first reached is explored (States counts those). It
+// stops at the first violation, reporting a shortest schedule that leads
+// to it, or after maxStates states (0: no limit).
 func Explore(c *Cluster, b Bounds, maxStates int) Exploration {
+	return explore(c, b, maxStates, search{key: (*Cluster).SymmetricKey, drop: (*Cluster).inert})
+}
+
+// search says how explore cuts the state space: by the key that tells
+// states apart, and by the messages it drops as soon as they are in flight
+// (drop, if not nil; Explore drops the inert ones). Explore's choices keep
+// every state of the servers that the plain search (Key, no drops)
+// reaches; TestReductionsKeepEveryServerState compares them. visit, if not
+// nil, is called on every state reached, the first included.
+type search struct {
+	key   func(*Cluster) string
+	drop  func(*Cluster, Message) bool
+	visit func(*Cluster)
+}
+
+// inert reports whether delivering reply m can change nothing, now or
+// later: its recipient has moved to a later term, or it is a vote for a
+// server that is no longer a candidate of its term, or a refused vote, or a
+// vote already counted; or an AppendEntries reply for a follower of its
+// term. Terms never fall and a server is candidate or leader of a term only
+// once, so an inert message stays inert. Requests are never inert: a stale
+// one still carries back its recipient's newer term.
+func (c *Cluster) inert(m Message) bool {
+	n := c.Node(m.To)
+	switch m.Type {
+	case MsgVoteResp:
+		return m.Term < n.Term || m.Term == n.Term && (n.Role != Candidate || m.Reject || n.votes[m.From])
+	case MsgAppResp:
+		return m.Term < n.Term || m.Term == n.Term && n.Role == Follower
+	}
+	return false
+}
+
+// explore is Explore with states told apart by key.
+func explore(c *Cluster, b Bounds, maxStates int, r search) Exploration {
+	key := r.key
 	type node struct {
 		c      *Cluster
 		parent int
 		act    Action
 		depth  int
 	}
-	seen := map[string]bool{c.Key(): true}
+	seen := map[string]bool{key(c): true}
+	if r.visit != nil {
+		r.visit(c)
+	}
 	queue := []node{{c: c.Clone(), parent: -1}}
 	var res Exploration
 	res.Complete = true
@@ -323,6 +500,9 @@ func Explore(c *Cluster, b Bounds, maxStates int) Exploration {
 		for _, a := range cur.c.Actions(b) {
 			next := cur.c.Clone()
 			err := next.Do(a)
+			if r.drop != nil {
+				next.Net = slices.DeleteFunc(next.Net, func(m Message) bool { return r.drop(next, m) })
+			}
 			res.Transitions++
 			if err != nil {
 				res.Violation = err
@@ -335,11 +515,14 @@ func Explore(c *Cluster, b Bounds, maxStates int) Exploration {
 				res.States = len(seen)
 				return res
 			}
-			k := next.Key()
+			k := key(next)
 			if seen[k] {
 				continue
 			}
 			seen[k] = true
+			if r.visit != nil {
+				r.visit(next)
+			}
 			if maxStates > 0 && len(seen) >= maxStates {
 				res.States, res.Complete = len(seen), false
 				return res

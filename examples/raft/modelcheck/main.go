@@ -1,5 +1,6 @@
 // Command modelcheck explores every state that three servers of the book's
-// pure model of Raft can reach within small bounds, checking the five
+// pure model of Raft can reach within small bounds (terms up to 2, one
+// entry, two messages in flight when a server sends, one crash), checking the five
 // properties of Figure 3 of the Raft paper (Diego Ongaro and John
 // Ousterhout, "In Search of an Understandable Consensus Algorithm
 // (Extended Version)", 2014) in each. It prints the number of states, then
@@ -22,8 +23,10 @@ func main() {
 }
 
 func run(w io.Writer) {
-	b := raft.Bounds{MaxTerm: 2, MaxLog: 1, MaxInFlight: 1}
-	fmt.Fprintf(w, "3 servers; terms up to %d, logs up to %d entry, at most %d message in flight when sending\n\n", b.MaxTerm, b.MaxLog, b.MaxInFlight)
+	b := raft.Bounds{MaxTerm: 2, MaxLog: 1, MaxInFlight: 2, MaxReboots: 1}
+	fmt.Fprintf(w, "3 servers; terms up to %d, logs up to %d entry, at most %d messages in flight when sending, %d crash\n",
+		b.MaxTerm, b.MaxLog, b.MaxInFlight, b.MaxReboots)
+	fmt.Fprintf(w, "(states counted once up to renaming of the servers)\n\n")
 	for _, f := range []raft.Fault{0, raft.VoteTwice, raft.GrantStaleVotes} {
 		r := raft.Explore(raft.NewCluster(3, f), b, 0)
 		name := "Raft as specified"

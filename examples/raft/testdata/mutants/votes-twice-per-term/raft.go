@@ -185,7 +185,7 @@ func NewNode(id ID, peers []ID, fault Fault) *Node {
 // Clone returns a deep copy of n.
 func (n *Node) Clone() *Node {
 	c := *n
-	c.Peers = append([]ID(nil), n.Peers...)
+	// Peers is never changed after NewNode, so the copy shares it.
 	c.Log = append([]Entry(nil), n.Log...)
 	c.votes = cloneMap(n.votes)
 	c.next = cloneMap(n.next)
