@@ -249,11 +249,13 @@ func execute(tmpl *template.Template, d *pageData, sitePath string) ([]byte, err
 	return buf.Bytes(), nil
 }
 
-// redirect is a page that sends the browser to target.
+// redirect is a page at the site's root that sends the browser to target.
+// It names the site's icon, so that the browser does not ask for
+// favicon.ico (a 404) while it moves on.
 func redirect(target, title string) []byte {
 	t := template.HTMLEscapeString(target)
 	return []byte("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + template.HTMLEscapeString(title) +
-		"</title><meta http-equiv=\"refresh\" content=\"0; url=" + t + "\"><link rel=\"canonical\" href=\"" + t +
+		"</title><link rel=\"icon\" href=\"favicon.svg\" type=\"image/svg+xml\"><meta http-equiv=\"refresh\" content=\"0; url=" + t + "\"><link rel=\"canonical\" href=\"" + t +
 		"\"></head><body><p><a href=\"" + t + "\">" + template.HTMLEscapeString(title) + "</a></p></body></html>\n")
 }
 

@@ -135,7 +135,7 @@ func writeRedirects(out siteFiles, b *book.Book, a assets) ([]*diag.Error, error
 		// drops it): theme.js, with the page's map, empty when the
 		// page has no fragment keys.
 		m := frags[r.From]
-		if err := out.add(r.From, fragmentRedirect(r.To, "Redirecting to "+r.To, relRoot(r.From)+a.themeJS, m)); err != nil {
+		if err := out.add(r.From, fragmentRedirect(r.To, "Redirecting to "+r.To, relRoot(r.From), relRoot(r.From)+a.themeJS, m)); err != nil {
 			return nil, err
 		}
 		if len(m) > 0 {
@@ -174,8 +174,9 @@ func fragmentMap(b *book.Book, p string) string {
 // fragmentRedirect is redirect with mdBook's fragment map: theme.js (at
 // script, relative to the page) sends a reader whose #fragment is in m to
 // its target, and any other with a fragment to target with that fragment,
-// before the meta refresh would drop it.
-func fragmentRedirect(target, title, script string, m map[string]string) []byte {
+// before the meta refresh would drop it. root is the page's relative path
+// to the site's root, where its icon is.
+func fragmentRedirect(target, title, root, script string, m map[string]string) []byte {
 	if m == nil {
 		m = map[string]string{}
 	}
@@ -183,6 +184,6 @@ func fragmentRedirect(target, title, script string, m map[string]string) []byte 
 	t := template.HTMLEscapeString(target)
 	return []byte("<!DOCTYPE html>\n<html data-fragment-redirects=\"" + template.HTMLEscapeString(string(j)) + "\" data-redirect=\"" + t +
 		"\"><head><meta charset=\"utf-8\"><title>" + template.HTMLEscapeString(title) +
-		"</title><script src=\"" + template.HTMLEscapeString(script) + "\"></script><meta http-equiv=\"refresh\" content=\"0; url=" + t + "\"><link rel=\"canonical\" href=\"" + t +
+		"</title><link rel=\"icon\" href=\"" + template.HTMLEscapeString(root) + "favicon.svg\" type=\"image/svg+xml\"><script src=\"" + template.HTMLEscapeString(script) + "\"></script><meta http-equiv=\"refresh\" content=\"0; url=" + t + "\"><link rel=\"canonical\" href=\"" + t +
 		"\"></head><body><p><a href=\"" + t + "\">" + template.HTMLEscapeString(title) + "</a></p></body></html>\n")
 }
