@@ -244,6 +244,19 @@ func serveVoter(o voterOptions, w io.Writer) error {
 	}()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	<-stop
-	return nil
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-t.C:
+			// A voter removed from the group (DELETE /v1/cluster/voters/<id>)
+			// stops: it hears of no more transitions.
+			if g.Removed() {
+				fmt.Fprintf(w, "ownerd: voter %s has been removed from the group; stopping\n", o.id)
+				return nil
+			}
+		}
+	}
 }
