@@ -464,7 +464,7 @@ func TestOwnerdLostDataDir(t *testing.T) {
 	}
 	for {
 		code, body := admin(v3, "GET", "/v1/cluster", "")
-		if code == 200 && strings.Contains(body, `"leader":"`+leader.id+`"`) && strings.Contains(body, `"id":"v3"`) {
+		if code == 200 && strings.Contains(body, `"leader":"`+leader.id+`"`) && strings.Contains(body, `{"id":"v3","raft":"`+v3.raft+`"}`) {
 			t.Logf("v3 is back: %s", strings.TrimSpace(body))
 			break
 		}
