@@ -349,7 +349,10 @@ func TestOwnerdReplaceVoter(t *testing.T) {
 // directory removed, and it is started again with its usual command line
 // (-peers, no -bootstrap): it must exit with an error naming the directory
 // and -join, instead of bootstrapping a group of its own and voting with an
-// empty log (Raft §5.4.1).
+// empty log (Raft §5.4.1). Started with -join while the group still counts
+// it, it must refuse too, saying to remove it first. Then it is brought
+// back as the messages say: removed on the leader's admin address, started
+// with -join, added, and it follows the leader.
 func TestOwnerdLostDataDir(t *testing.T) {
 	bin := binary(t, "ownership/ownerd")
 	root := t.TempDir()
@@ -360,7 +363,7 @@ func TestOwnerdLostDataDir(t *testing.T) {
 	var ps []*proc
 	var peers []string
 	for i := range 3 {
-		p := &proc{id: fmt.Sprintf("v%d", i+1), addr: freePort(t, "127.0.0.1"), raft: freePort(t, "127.0.0.1")}
+		p := &proc{id: fmt.Sprintf("v%d", i+1), addr: freePort(t, "127.0.0.1"), raft: freePort(t, "127.0.0.1"), admin: freePort(t, "127.0.0.1")}
 		peers = append(peers, p.id+"="+p.raft)
 		ps = append(ps, p)
 	}
@@ -370,7 +373,7 @@ func TestOwnerdLostDataDir(t *testing.T) {
 		}
 	})
 	for _, p := range ps {
-		p.args = []string{"-id", p.id, "-addr", p.addr, "-raft-addr", p.raft, "-data", filepath.Join(root, p.id),
+		p.args = []string{"-id", p.id, "-addr", p.addr, "-raft-addr", p.raft, "-admin", p.admin, "-data", filepath.Join(root, p.id),
 			"-ca", certs, "-peers", strings.Join(peers, ",")}
 		p.start(t, bin)
 	}
@@ -380,24 +383,94 @@ func TestOwnerdLostDataDir(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, v3.args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if !strings.Contains(out.String(), dir) || !strings.Contains(out.String(), "-join") {
-			t.Fatalf("voter v3 exited (%v) on an empty data directory without naming %s and -join:\n%s", err, dir, out.String())
+	// refused starts v3 with args and requires it to exit within 10 s,
+	// its output holding every one of wants.
+	refused := func(args []string, wants ...string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("voter v3 refused to start on an empty data directory (%v): %s", err, strings.TrimSpace(out.String()))
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("voter v3 started on an empty data directory in a running group with its usual command line: it bootstrapped a group of its own\n%s", out.String())
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			for _, want := range wants {
+				if !strings.Contains(out.String(), want) {
+					t.Fatalf("voter v3 exited (%v) on an empty data directory without naming %q:\n%s", err, want, out.String())
+				}
+			}
+			t.Logf("voter v3 refused to start on an empty data directory (%v): %s", err, strings.TrimSpace(out.String()))
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Fatalf("voter v3 started on an empty data directory in a running group that counts it, with %q\n%s", args, out.String())
+		}
+	}
+	// Its usual command line: it would bootstrap a group of its own.
+	refused(v3.args, dir, "-join")
+	// With -join, before it is removed: the group still counts it, and it
+	// would vote with an empty log.
+	refused(append(slices.Clone(v3.args), "-join"), "DELETE /v1/cluster/voters/v3")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := func(p *proc, method, path, body string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, method, "http://"+p.admin+path, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var leader *proc
+	for leader == nil {
+		for _, p := range ps[:2] {
+			if code, body := admin(p, "GET", "/v1/cluster", ""); code == 200 && strings.Contains(body, `"leader":"`+p.id+`"`) {
+				leader = p
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no leader among v1, v2")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, body := admin(leader, "DELETE", "/v1/cluster/voters/v3", ""); code != 200 || strings.Contains(body, `"v3"`) {
+		t.Fatalf("DELETE v3 on leader %s: %d %s", leader.id, code, body)
+	}
+	// The Raft ports trust the configuration as it was at most 100 ms ago:
+	// wait until both voters' views have dropped v3, and then some.
+	for _, p := range ps[:2] {
+		for {
+			if code, body := admin(p, "GET", "/v1/cluster", ""); code == 200 && !strings.Contains(body, `"id":"v3"`) {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("voter %s still counts v3", p.id)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	v3.args = append(v3.args, "-join")
+	v3.start(t, bin)
+	if code, body := admin(leader, "POST", "/v1/cluster/voters", `{"id":"v3","raft":"`+v3.raft+`"}`); code != 200 || !strings.Contains(body, `"v3"`) {
+		t.Fatalf("add v3 on leader %s: %d %s", leader.id, code, body)
+	}
+	for {
+		code, body := admin(v3, "GET", "/v1/cluster", "")
+		if code == 200 && strings.Contains(body, `"leader":"`+leader.id+`"`) && strings.Contains(body, `{"id":"v3","raft":"`+v3.raft+`"}`) {
+			t.Logf("v3 is back: %s", strings.TrimSpace(body))
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("v3, added again, does not follow %s: %d %s", leader.id, code, body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -62,7 +62,7 @@ func main() {
 	initCADir := flag.String("init-ca", "", "write a new CA and the roster nodes' certificates to this directory, and exit")
 	validity := flag.Duration("ca-validity", 365*24*time.Hour, "with -init-ca: how long the CA and every certificate issued from it are valid")
 	bootstrap := flag.Bool("bootstrap", false, "with -id and -peers: the group's first start: bootstrap it from -peers (-data must hold no Raft state); without it (and without -join), a -data with no Raft state is refused, since the group already exists (a voter that lost its data is removed and started again with -join)")
-	join := flag.Bool("join", false, "with -id: do not bootstrap; -peers names the running voters to trust (and this one) until a leader adds this voter (POST /v1/cluster/voters on its -admin address)")
+	join := flag.Bool("join", false, "with -id: do not bootstrap; -peers names the running voters to trust (and this one) until a leader adds this voter (POST /v1/cluster/voters on its -admin address); with an empty -data it first asks those voters and refuses to start while the group still counts it (remove it first: DELETE /v1/cluster/voters/<id>)")
 	admin := flag.String("admin", "", "with -id: loopback address for the membership endpoints (GET /v1/cluster, POST /v1/cluster/voters, DELETE /v1/cluster/voters/<id>, POST /v1/cluster/transfer); \"\": none")
 	raftTimeout := flag.Duration("raft-timeout", 300*time.Millisecond, "with -id: Raft heartbeat, election and leader-lease timeout")
 	flag.Parse()

@@ -84,7 +84,9 @@ type voterOptions struct {
 	timeout                      time.Duration // Raft heartbeat, election and lease timeouts
 	// join: do not bootstrap; peers only names the voters to trust until
 	// this voter's log holds the group's configuration (a leader adds it
-	// with POST /v1/cluster/voters on its admin address).
+	// with POST /v1/cluster/voters on its admin address). With no Raft
+	// state in data, the voter first asks the others in peers and refuses
+	// to start while the group still counts it (service.CheckNotVoter).
 	join bool
 	// bootstrap: the group's first start; the voter bootstraps it from
 	// peers. Without it or join, a data directory with no Raft state is
@@ -94,6 +96,11 @@ type voterOptions struct {
 	// admin is the loopback address of the membership endpoints ("": none).
 	admin string
 }
+
+// joinCheckFor bounds how long a voter started with -join and no Raft
+// state tries to ask the voters in -peers whether the group still counts
+// it (service.CheckNotVoter); it does not start without an answer.
+const joinCheckFor = 30 * time.Second
 
 // parsePeers parses "v1=host:port,v2=host:port".
 func parsePeers(s string) ([]replica.Peer, error) {
@@ -152,9 +159,21 @@ func serveVoter(o voterOptions, w io.Writer) error {
 	case o.bootstrap:
 		mode = replica.BootstrapNew
 	}
-	g, err := replica.Open(replica.Config{ID: o.id, Dir: o.data, Transport: transport, Voters: bootstrap,
-		Bootstrap: mode, HeartbeatTimeout: o.timeout, ElectionTimeout: o.timeout, LeaderLeaseTimeout: o.timeout}, m)
+	cfg := replica.Config{ID: o.id, Dir: o.data, Transport: transport, Voters: bootstrap,
+		Bootstrap: mode, HeartbeatTimeout: o.timeout, ElectionTimeout: o.timeout, LeaderLeaseTimeout: o.timeout}
+	if o.join {
+		// No Raft state: before Raft starts (and could vote), ask the
+		// running voters whether the group still counts this one.
+		cfg.OnEmpty = func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), joinCheckFor)
+			defer cancel()
+			return service.CheckNotVoter(ctx, auth, peerCert, o.id, o.peers)
+		}
+	}
+	g, err := replica.Open(cfg, m)
 	switch {
+	case errors.Is(err, service.ErrStillVoter):
+		return fmt.Errorf("%w\nits log is lost, and an empty voter would vote; to bring voter %s back: on the leader's -admin address DELETE /v1/cluster/voters/%s, then start this one again with -join", err, o.id, o.id)
 	case errors.Is(err, replica.ErrNoState):
 		return fmt.Errorf("%w\nto bring voter %s back: on the leader's -admin address DELETE /v1/cluster/voters/%s, then start this one with -join; to create a new group, give -bootstrap", err, o.id, o.id)
 	case errors.Is(err, replica.ErrBootstrapped):
@@ -225,6 +244,19 @@ func serveVoter(o voterOptions, w io.Writer) error {
 	}()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	<-stop
-	return nil
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-t.C:
+			// A voter removed from the group (DELETE /v1/cluster/voters/<id>)
+			// stops: it hears of no more transitions.
+			if g.Removed() {
+				fmt.Fprintf(w, "ownerd: voter %s has been removed from the group; stopping\n", o.id)
+				return nil
+			}
+		}
+	}
 }

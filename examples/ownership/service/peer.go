@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -219,3 +220,94 @@ func (c *handshakeConn) Write(b []byte) (int, error) {
 	}
 	return c.Conn.Write(b)
 }
+
+// ErrStillVoter is returned by CheckNotVoter when a running voter still
+// counts the asking voter as one of the group.
+var ErrStillVoter = errors.New("the group still counts this voter")
+
+// CheckNotVoter asks the running voters in peers (Raft addresses; self's
+// own entry is skipped) whether the group still counts self as a voter,
+// before a voter that has lost its log joins the group again. It dials each
+// one's Raft port with cert (self's peer certificate, from IssuePeer) and
+// sends a vote request for term 0, which every voter refuses without
+// changing anything (Raft §5.1: a request with a stale term is rejected).
+// A transport from NewRaftTransport whose trusted voters are the group's
+// latest configuration answers only a voter it counts; one it does not
+// count is refused in the TLS handshake. So an answer means the group still
+// counts self, and a refused certificate that it does not.
+//
+// Such a voter must not vote: an empty log grants its vote to any candidate,
+// and the group may have counted this voter's lost acknowledgements in
+// quorums (Raft §5.4.1 counts on every voter keeping its log). Remove it
+// (hashicorp/raft RemoveServer) first, then let it join.
+//
+// Every voter in peers is asked, since a voter whose configuration still
+// lists self (one that has not yet heard of the removal) could win an
+// election with self's empty vote: one answer is enough to refuse. It
+// returns nil once at least one voter refused and none answered (voters
+// that cannot be reached are not waited for), and asks again every 200 ms
+// while none could be reached, until ctx ends.
+// Errors: ErrStillVoter (wrapped, naming the voter that answered); a voter
+// that could not be asked (ctx's error with the last dial error) when none
+// answered or refused.
+func CheckNotVoter(ctx context.Context, a *Authority, cert tls.Certificate, self string, peers []replica.Peer) error {
+	var others []replica.Peer
+	for _, p := range peers {
+		if p.ID != self {
+			others = append(others, p)
+		}
+	}
+	if len(others) == 0 {
+		return fmt.Errorf("no running voter to ask besides %s in %v", self, peers)
+	}
+	l := &idleListener{done: make(chan struct{})}
+	// Its own transport, not the voter's: only the dialling side is used.
+	tr := RaftTransport(a, cert, l, peers)
+	defer tr.Close()
+	var last error
+	for {
+		refused := 0
+		for _, p := range others {
+			req := &raft.RequestVoteRequest{
+				RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte(self)},
+				Term:      0,
+			}
+			var resp raft.RequestVoteResponse
+			err := tr.RequestVote(raft.ServerID(p.ID), raft.ServerAddress(p.Address), req, &resp)
+			switch {
+			case err == nil:
+				return fmt.Errorf("voter %s (%s) answers %s's peer certificate (term %d): %w", p.ID, p.Address, self, resp.Term, ErrStillVoter)
+			case strings.Contains(err.Error(), "bad certificate"):
+				refused++ // refused in the handshake: not in its configuration
+			default:
+				last = fmt.Errorf("voter %s (%s): %w", p.ID, p.Address, err)
+			}
+		}
+		if refused > 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("could not ask any of %v whether it counts %s: %w (last: %v)", others, self, ctx.Err(), last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// idleListener accepts nothing until closed.
+type idleListener struct {
+	once sync.Once
+	done chan struct{}
+}
+
+func (l *idleListener) Accept() (net.Conn, error) {
+	<-l.done
+	return nil, net.ErrClosed
+}
+
+func (l *idleListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *idleListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }

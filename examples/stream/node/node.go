@@ -407,10 +407,26 @@ func (c *Cluster) add(opts Options, cfg replica.Config, httpAddr string, ln net.
 	mux := http.NewServeMux()
 	mux.Handle(AdminPrefix, c.admin(nd))
 	mux.Handle(AdminPrefix+"/", c.admin(nd))
-	mux.Handle("/", nd.Server)
+	mux.Handle("/", removedGone(nd))
 	nd.http = &http.Server{Handler: mux, ReadHeaderTimeout: orDefault(opts.ReadHeaderTimeout, 10*time.Second),
 		IdleTimeout: orDefault(opts.IdleTimeout, 2*time.Minute)}
 	return nil
+}
+
+// removedGone serves nd's streams while nd is a voter of the group, and
+// answers 410 Gone once it has been removed (replica.Group.Removed): it no
+// longer hears of new appends, so it must not answer for the stream.
+func removedGone(nd *Node) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if nd.Group.Removed() {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusGone)
+			fmt.Fprintf(w, "voter %s has been removed from the group: ask another voter (GET %s on one of them lists the group)\n", nd.ID, AdminPrefix)
+			return
+		}
+		nd.Server.ServeHTTP(w, r)
+	})
 }
 
 // serve starts every voter's HTTP server and its announcer.

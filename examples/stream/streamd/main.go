@@ -136,7 +136,25 @@ func main() {
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	<-sig
+	removed := make(chan struct{})
+	if *id != "" {
+		// A voter removed from the group (DELETE /v1/cluster/voters/<id>)
+		// stops: it hears of no more appends.
+		go func() {
+			for ctx.Err() == nil {
+				time.Sleep(200 * time.Millisecond)
+				if c.Nodes[0].Group.Removed() {
+					close(removed)
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case <-sig:
+	case <-removed:
+		fmt.Fprintf(os.Stderr, "streamd: voter %s has been removed from the group; stopping\n", *id)
+	}
 	cancel()
 	if err := c.Close(); err != nil {
 		log.Fatalf("streamd: close: %v", err)

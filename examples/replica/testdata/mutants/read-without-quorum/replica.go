@@ -762,15 +762,75 @@ func (g *Group) AddVoter(ctx context.Context, id, addr string) error {
 }
 
 // RemoveVoter removes the voter id from the group and waits until the new
-// configuration is committed (hashicorp/raft's RemoveServer). Removing the
-// leader itself makes it step down once the change commits. Removing an ID
-// that is not in the configuration is a no-op that still commits. Errors as
-// for AddVoter.
+// configuration is committed (hashicorp/raft's RemoveServer). Removing an
+// ID that is not in the configuration is a no-op that still commits.
+//
+// Asked to remove itself, the leader does not: hashicorp/raft would commit
+// the change and then shut this voter's Raft down (ShutdownOnRemove),
+// leaving the group with no leader until an election timeout passes and a
+// process whose Raft is gone. It hands its leadership to the most
+// up-to-date other voter first (TransferLeadership, Ongaro's dissertation
+// §3.10), waits until another voter leads, and returns a *NotLeaderError
+// naming it: the caller removes this voter there, as it would remove any
+// follower. Removed then reports true on this voter.
+//
+// Errors as for AddVoter; for the leader removing itself, also
+// TransferLeadership's errors, and ctx's if no other leader is known in
+// time.
 func (g *Group) RemoveVoter(ctx context.Context, id string) error {
 	if g.closed.Load() {
 		return ErrClosed
 	}
+	if id == g.id && g.IsLeader() {
+		if err := g.TransferLeadership(ctx); err != nil {
+			return err
+		}
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if leader, ok := g.Leader(); ok && leader != g.id {
+				return &NotLeaderError{ID: g.id, Leader: leader}
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("replica: voter %s handed its leadership over to be removed, but knows no new leader: %w", g.id, ctx.Err())
+			case <-t.C:
+			}
+		}
+	}
 	return g.wait(ctx, g.raft.RemoveServer(raft.ServerID(id), 0, enqueueTimeout(ctx)))
+}
+
+// Removed reports whether this voter has been removed from the group: its
+// latest configuration lists voters but not this one, and it knows no
+// leader. A leader stops replicating to a voter once the configuration
+// without it is in its log (having sent it that entry), so a removed voter
+// soon hears from no leader (hashicorp/raft: it then does not campaign,
+// since it has no vote). A voter waiting to be added (empty
+// configuration) or catching up after being added again (the leader is
+// sending it the older configurations) is not removed. After Close, or
+// once Raft has shut down, it reports true.
+func (g *Group) Removed() bool {
+	if g.closed.Load() || g.raft.State() == raft.Shutdown {
+		return true
+	}
+	if _, ok := g.Leader(); ok {
+		return false
+	}
+	f := g.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	servers := f.Configuration().Servers
+	if len(servers) == 0 {
+		return false
+	}
+	for _, s := range servers {
+		if string(s.ID) == g.id && s.Suffrage == raft.Voter {
+			return false
+		}
+	}
+	return true
 }
 
 // diskStore is what a data directory's raft.db gives a voter: its log and
