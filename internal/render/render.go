@@ -44,7 +44,8 @@ type Page struct {
 	Title string
 	// Headings lists every heading in document order.
 	Headings []Heading
-	// Sections splits the chapter's text at its headings, for search.
+	// Sections splits the chapter's text at its headings, for search. A
+	// Renderer with a Spool leaves each Text empty: SectionText reads it.
 	Sections []Section
 	// Links lists every link to a chapter of the book (including links to a
 	// #fragment of the page itself), so the site can check anchors once all
@@ -64,7 +65,8 @@ type Page struct {
 	// for the site to copy under their names.
 	Files []File
 
-	body spooled // where HTML is, when the Renderer had a Spool (see Body)
+	body        spooled   // where HTML is, when the Renderer had a Spool (see Body)
+	sectionText []spooled // where each section's Text is, then (see SectionText)
 }
 
 // ExternalLink is a link that leaves the site.
@@ -329,6 +331,16 @@ func (r *Renderer) render(d *expand.Doc) (*Page, error) {
 		}
 		pg.body = spooled{spool: r.Spool, off: off, n: len(pg.HTML)}
 		pg.HTML = nil
+		// The sections' text waits for the search index in the spool too.
+		for i := range pg.Sections {
+			t := pg.Sections[i].Text
+			off, err := r.Spool.put([]byte(t))
+			if err != nil {
+				return nil, &diag.Error{File: d.Chapter.File(), Msg: err.Error()}
+			}
+			pg.sectionText = append(pg.sectionText, spooled{spool: r.Spool, off: off, n: len(t)})
+			pg.Sections[i].Text = ""
+		}
 	}
 	return pg, nil
 }

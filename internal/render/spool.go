@@ -94,3 +94,13 @@ func (p *Page) BodyLen() int {
 	}
 	return p.body.n
 }
+
+// SectionText returns the plain text of section i (Sections[i].Text, or
+// what the Renderer's Spool holds for it).
+func (p *Page) SectionText(i int) (string, error) {
+	if i < len(p.sectionText) {
+		b, err := p.sectionText[i].spool.read(p.sectionText[i].off, p.sectionText[i].n)
+		return string(b), err
+	}
+	return p.Sections[i].Text, nil
+}

@@ -66,13 +66,17 @@ func writeSearchIndex(w io.Writer, b *book.Book, pages []*render.Page) error {
 		// The chapter's SUMMARY.md title, as the sidebar names it and as
 		// mdBook's breadcrumbs do (Chapter.name), not its # heading.
 		crumbs = append(crumbs, strings.TrimSpace(numberString(ch.Number)+" "+ch.Title))
-		for _, s := range pages[i].Sections {
+		for k, s := range pages[i].Sections {
 			u := htmlPath(ch.Path)
 			if s.Anchor != "" {
 				u += "#" + s.Anchor
 			}
+			text, err := pages[i].SectionText(k)
+			if err != nil {
+				return err
+			}
 			entry.Reset()
-			if err := enc.Encode(SearchDoc{ID: n, Title: s.Title, Crumbs: crumbs, URL: u, Text: s.Text}); err != nil {
+			if err := enc.Encode(SearchDoc{ID: n, Title: s.Title, Crumbs: crumbs, URL: u, Text: text}); err != nil {
 				return err
 			}
 			sep := ","
