@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -555,8 +556,13 @@ func renderAll(ctx context.Context, b *book.Book, docs []*expand.Doc, cache *ren
 				pages[i], errs[i] = r.Render(docs[i])
 				if spool != nil {
 					// A one-shot build writes the site from the pages:
-					// the chapter's expanded text is let go at once.
+					// the chapter's expanded text is let go at once, and
+					// so are its lines' origins unless an include brought
+					// some in (includedFrom needs only those).
 					docs[i].Markdown = nil
+					if !slices.ContainsFunc(docs[i].Sites, func(s int) bool { return s != 0 }) {
+						docs[i].Origins, docs[i].Sites = nil, nil
+					}
 				}
 			}
 			counts[w] = [2]int{r.Rendered, r.Reused}
