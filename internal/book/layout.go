@@ -92,14 +92,17 @@ func LocateIn(root, dir string) (l Layout, confFile, src string, cfg *Config, er
 		l = BookgenLayout
 	}
 	confFile = path.Join(confDir, "book.toml")
+	env := envOverrides(os.Environ())
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(confFile)))
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) && len(env) == 0:
 		cfg = &Config{Language: "en", Timeout: DefaultTimeout, FigureTimeout: DefaultFigureTimeout}
-	case err != nil:
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return l, confFile, "", nil, diag.Errorf(confFile, 0, "%v", err)
 	default:
-		if cfg, err = parseConfig(data, confFile); err != nil {
+		// No book.toml but MDBOOK_ variables: mdBook sets them over its
+		// defaults, which an empty book.toml gives.
+		if cfg, err = parseConfig(data, confFile, env); err != nil {
 			return l, confFile, "", nil, err
 		}
 	}

@@ -374,12 +374,13 @@ var typeErrRE = regexp.MustCompile(`cannot decode TOML (\w+) into .* of type (\S
 // ("/" when unset). Language defaults to "en" and Timeout to
 // DefaultTimeout.
 func ParseConfig(src []byte) (*Config, error) {
-	return parseConfig(src, ConfigFile)
+	return parseConfig(src, ConfigFile, nil)
 }
 
 // parseConfig is ParseConfig for the book.toml at the repository-relative
-// path file.
-func parseConfig(src []byte, file string) (*Config, error) {
+// path file, with the MDBOOK_ environment variables of env (see
+// envOverrides) set over it, as mdBook sets them.
+func parseConfig(src []byte, file string, env []envOverride) (*Config, error) {
 	var f tomlFile
 	var warnings []*diag.Error
 	var pre []Preprocessor
@@ -430,6 +431,11 @@ func parseConfig(src []byte, file string) (*Config, error) {
 	case err != nil:
 		return nil, diag.Errorf(file, 0, "%v", err)
 	}
+	envWarnings, envErrs := applyEnv(&f, env)
+	if len(envErrs) > 0 {
+		return nil, envErrs
+	}
+	warnings = append(warnings, envWarnings...)
 
 	c := &Config{
 		Title:           f.Book.Title,

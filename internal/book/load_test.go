@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ownership-book/ownership/internal/diag"
+	"github.com/ownership-book/ownership/internal/markdown"
 )
 
 // writeTree creates files (slash paths relative to dir) with their contents.
@@ -262,11 +263,17 @@ func TestLoadRefusesSymlinkOutsideRepo(t *testing.T) {
 
 // TestConfigSpec runs testdata/config: each case is a book.toml and either
 // what ParseConfig reads from it (see configOutline) or the error it
-// returns ("book/book.toml:LINE: " and a substring of the message).
+// returns ("book/book.toml:LINE: " and a substring of the message). A
+// case's env file holds environment variables, NAME=value a line, set over
+// book.toml as the build sets os.Environ's.
 func TestConfigSpec(t *testing.T) {
 	for _, c := range specCases(t, "testdata/config") {
 		t.Run(c.Name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(c.File(t, "book.toml")))
+			var env []envOverride
+			if e, ok := c.Files["env"]; ok {
+				env = envOverrides(strings.Split(strings.TrimRight(e, "\n"), "\n"))
+			}
+			cfg, err := parseConfig([]byte(c.File(t, "book.toml")), ConfigFile, env)
 			if want, ok := c.Files["error"]; ok {
 				// One line of want per error, in order; each line is a
 				// prefix of its error's "file:line: message".
@@ -306,8 +313,14 @@ func configOutline(c *Config) string {
 	if c.Title != "" {
 		fmt.Fprintf(&b, "title: %s\n", c.Title)
 	}
+	if c.Description != "" {
+		fmt.Fprintf(&b, "description: %s\n", c.Description)
+	}
 	if c.SiteURL != "" {
 		fmt.Fprintf(&b, "site-url: %s\n", c.SiteURL)
+	}
+	if m := c.Markdown; m != (markdown.Features{}) {
+		fmt.Fprintf(&b, "markdown off: smart-punctuation=%v definition-lists=%v admonitions=%v\n", m.NoSmartPunctuation, m.NoDefinitionLists, m.NoAdmonitions)
 	}
 	if c.SitePath != "/" {
 		fmt.Fprintf(&b, "site-path: %s\n", c.SitePath)

@@ -25,11 +25,13 @@
 // as in mdBook. Directives are expanded everywhere in the chapter, including
 // inside fenced code blocks: that is how code gets into them.
 //
-// Unlike mdBook, a directive alone on its line after indentation or block
-// quote markers ("   {{#include x.go}}" in a list item's code block,
-// "> {{#include x.go}}") repeats that prefix on every included line after the
-// first, so that the included text stays inside the container instead of
-// ending it after one line.
+// As in mdBook 0.5 (mdbook-driver builtin_preprocessors/links.rs
+// replace_all), the text before a directive on its line is repeated on every
+// included line after the first: indentation and block quote markers
+// ("   {{#include x.go}}" in a list item's code block, "> {{#include x.go}}")
+// keep the included text inside the container, and "# {{#include x.rs}}" in
+// a rust block hides every included line, not only the first. An empty
+// included line gets the prefix without its trailing white space.
 //
 // mdBook's other directives work too: {{#rustdoc_include file:...}} (the
 // whole file, lines outside the range or anchor prefixed with rustdoc's
@@ -397,7 +399,6 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 		cur := line{origin: l.origin}
 		var b strings.Builder
 		prefixBlank := true
-		indent, alone := containerPrefix(segs)
 		for _, s := range segs {
 			if s.Directive == nil {
 				b.WriteString(s.Text)
@@ -411,6 +412,8 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 				b.WriteString(s.Text)
 				continue
 			}
+			// mdBook's prefix: what the output line holds before the directive.
+			prefix := b.String()
 			for i, il := range inc {
 				if i > 0 {
 					cur.text = b.String()
@@ -420,12 +423,10 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 					if depth == 0 {
 						cur.site = l.origin.Line
 					}
-					if alone {
-						if il.text == "" {
-							b.WriteString(strings.TrimRight(indent, " \t"))
-						} else {
-							b.WriteString(indent)
-						}
+					if il.text == "" {
+						b.WriteString(strings.TrimRight(prefix, " \t"))
+					} else {
+						b.WriteString(prefix)
 					}
 				} else if prefixBlank {
 					cur.origin = il.origin
@@ -441,25 +442,6 @@ func (x *expander) lines(src []line, dir string, depth int, chain []Origin) []li
 		out = append(out, cur)
 	}
 	return out
-}
-
-// containerPrefix reports whether a line is one include directive alone,
-// preceded only by indentation and block quote markers, and returns that
-// prefix ("   " in a list item, "> " in a block quote).
-func containerPrefix(segs []Segment) (string, bool) {
-	prefix, n := "", 0
-	for _, s := range segs {
-		switch {
-		case s.Directive != nil:
-			n++
-		case n == 0 && strings.Trim(s.Text, " \t>") == "":
-			prefix = s.Text
-		case n == 1 && strings.TrimSpace(s.Text) == "":
-		default:
-			return "", false
-		}
-	}
-	return prefix, n == 1 && prefix != ""
 }
 
 // include returns the lines a directive at `at` names.
