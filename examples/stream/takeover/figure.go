@@ -17,6 +17,7 @@ import (
 //	X  open: reads the stream, FACTS           X -> stream (a read), FACTS back
 //	X  leader read up to the claim: FACTS      the same
 //	X  reads the stream: FACTS                 the same
+//	X  reads the stream: FACTS; CONCLUSION     the same, and X -> X: CONCLUSION
 //	X  TEXT                                    X -> X, with the indented
 //	     continuation                          lines under it
 //
@@ -70,7 +71,13 @@ func writeFigure(w io.Writer, transcript string, scene int) error {
 			continue
 		}
 		if rm := readLine.FindStringSubmatch(text); rm != nil {
-			msgs = append(msgs, msg{who, "stream", rm[1]}, msg{"stream", who, rm[2]})
+			// What the read found comes back from the stream; what the
+			// process concludes from it, after "; ", is its own note.
+			found, concluded, _ := strings.Cut(rm[2], "; ")
+			msgs = append(msgs, msg{who, "stream", rm[1]}, msg{"stream", who, found})
+			if concluded != "" {
+				msgs = append(msgs, msg{who, who, concluded})
+			}
 			continue
 		}
 		label := strings.TrimSuffix(text, ":")
