@@ -352,10 +352,14 @@ func newSpool(opt Options, b *book.Book) (*render.Spool, error) {
 	if dir == "" {
 		dir = filepath.Join(b.Root, ".bookgen-cache")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return render.NewSpool("")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		if sp, err := render.NewSpool(dir); err == nil {
+			return sp, nil
+		}
 	}
-	return render.NewSpool(dir)
+	// A cache folder that cannot be written (a read-only checkout) leaves
+	// the system's temporary folder.
+	return render.NewSpool("")
 }
 
 // figureCache returns the cache of drawn figures, kept between builds
