@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ownership-book/ownership/tests/internal/toolskip"
 )
 
 // TestPageStoreInNode runs examples/replica's js-only tests (the page's
@@ -13,10 +15,7 @@ import (
 // go_js_wasm_exec, since a host's go test never compiles them.
 func TestPageStoreInNode(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no node on PATH (CI is set): the page's store cannot be tested")
-		}
-		t.Skip("no node on PATH")
+		toolskip.Missing(t, "the page's store is tested in Node: install nodejs")
 	}
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {

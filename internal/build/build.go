@@ -348,10 +348,7 @@ func (opt Options) oneShot() bool {
 // cache folder (.bookgen-cache, or CacheDir), which is on the book's disk
 // where os.TempDir may be memory (tmpfs).
 func newSpool(opt Options, b *book.Book) (*render.Spool, error) {
-	dir := opt.Verify.CacheDir
-	if dir == "" {
-		dir = filepath.Join(b.Root, ".bookgen-cache")
-	}
+	dir := cacheDir(opt, b)
 	if err := os.MkdirAll(dir, 0o755); err == nil {
 		if sp, err := render.NewSpool(dir); err == nil {
 			return sp, nil
@@ -362,16 +359,22 @@ func newSpool(opt Options, b *book.Book) (*render.Spool, error) {
 	return render.NewSpool("")
 }
 
+// cacheDir is the folder the build keeps its caches in: CacheDir, or
+// .bookgen-cache at the book's root.
+func cacheDir(opt Options, b *book.Book) string {
+	if opt.Verify.CacheDir != "" {
+		return opt.Verify.CacheDir
+	}
+	return filepath.Join(b.Root, ".bookgen-cache")
+}
+
 // figureCache returns the cache of drawn figures, kept between builds
 // beside verify's results: .bookgen-cache/figures/ (or CacheDir/figures/).
 // A drawing is abandoned when ctx is done or when it takes longer than
 // book.toml's [bookgen] figure-timeout, and a slow one is reported to
 // opt.Verify.Progress as it runs.
 func figureCache(ctx context.Context, opt Options, b *book.Book) *render.FigureCache {
-	dir := opt.Verify.CacheDir
-	if dir == "" {
-		dir = filepath.Join(b.Root, ".bookgen-cache")
-	}
+	dir := cacheDir(opt, b)
 	budget, _ := time.ParseDuration(b.Config.FigureTimeout)
 	return &render.FigureCache{Dir: filepath.Join(dir, "figures"), Context: ctx, Budget: budget, Progress: opt.Verify.Progress}
 }

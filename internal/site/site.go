@@ -460,7 +460,11 @@ func generate(out siteFiles, b *book.Book, pages []*render.Page, th fs.FS, serve
 
 // hashedName returns base.<8 hex digits of SHA-256>.ext.
 func hashedName(base, ext string, data []byte) string {
-	sum := sha256.Sum256(data)
+	return nameForSum(base, ext, sha256.Sum256(data))
+}
+
+// nameForSum is hashedName for content whose SHA-256 is sum.
+func nameForSum(base, ext string, sum [sha256.Size]byte) string {
 	return base + "." + hex.EncodeToString(sum[:4]) + ext
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -170,7 +169,7 @@ func (s *staging) streamHashed(dir, base, ext string, write func(io.Writer) erro
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	name := path.Join(dir, base+"."+hex.EncodeToString(sum[:4])+ext)
+	name := path.Join(dir, nameForSum(base, ext, sum))
 	p, _, err := s.reserve(name, sum)
 	if err != nil {
 		os.Remove(tmp)

@@ -77,15 +77,24 @@ func (v *verifier) jsEngine(ctx context.Context) (jsEngine, error) {
 // runnerPath writes noderun.js under the cache's wasm folder, named after
 // its content, and returns its path.
 func (v *verifier) runnerPath() (string, error) {
-	h := sha256.Sum256(nodeRunner)
-	p := filepath.Join(filepath.Dir(v.cache.dir), "wasm", "noderun-"+hex.EncodeToString(h[:8])+".js")
+	p, _, err := v.cacheScript("noderun", nodeRunner)
+	return p, err
+}
+
+// cacheScript writes data under the cache's wasm folder as
+// NAME-<16 hex digits of its SHA-256>.js, unless a file of that name is
+// there already, and returns its path and the whole hex SHA-256.
+func (v *verifier) cacheScript(name string, data []byte) (string, string, error) {
+	h := sha256.Sum256(data)
+	sum := hex.EncodeToString(h[:])
+	p := filepath.Join(filepath.Dir(v.cache.dir), "wasm", name+"-"+sum[:16]+".js")
 	if fileExists(p) {
-		return p, nil
+		return p, sum, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return p, writeAtomic(p, nodeRunner, 0o644)
+	return p, sum, writeAtomic(p, data, 0o644)
 }
 
 // pageOutput is what one transcript command printed when its program ran

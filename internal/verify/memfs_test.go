@@ -11,7 +11,7 @@ import (
 
 // TestMemFSMatchesHost runs testdata/memfs on the host and, built for
 // js/wasm, in Node with the file the page loads (memfs.js before the
-// toolchain's wasm_exec.js, as execWithMemFS writes it), and requires the
+// toolchain's wasm_exec.js: PageExec), and requires the
 // same output line for line. The errno texts of Go's js port start with a
 // capital letter ("File exists"), so lines are compared with their first
 // letters folded. The control runs the same binary with the toolchain's
@@ -47,20 +47,19 @@ func TestMemFSMatchesHost(t *testing.T) {
 	if err := os.WriteFile(runner, nodeRunner, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	page := func(exec []byte) []string {
+	page := func(script []byte) []string {
 		p := filepath.Join(tmp, "exec.js")
-		if err := os.WriteFile(p, exec, 0o644); err != nil {
+		if err := os.WriteFile(p, script, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out, _ := execCommand(node, runner, p, wasm, "memfs").CombinedOutput()
+		out, _ := exec.Command(node, runner, p, wasm, "memfs").CombinedOutput()
 		return foldLines(out)
 	}
 	want := foldLines(host)
 	if len(want) < 30 {
 		t.Fatalf("the host run printed %d lines:\n%s", len(want), host)
 	}
-	combined := append(append(append([]byte(nil), memFS...), '\n'), toolchain...)
-	if got := page(combined); !sameLines(got, want) {
+	if got := page(PageExec(toolchain)); !sameLines(got, want) {
 		t.Errorf("in node with memfs.js the program printed\n%s\non the host\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if got := page(toolchain); sameLines(got, want) || !strings.Contains(strings.Join(got, "\n"), "not implemented on js") {
@@ -70,7 +69,7 @@ func TestMemFSMatchesHost(t *testing.T) {
 
 func goCommand(t *testing.T, dir string, env []string, args ...string) []byte {
 	t.Helper()
-	cmd := execCommand("go", args...)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
@@ -79,8 +78,6 @@ func goCommand(t *testing.T, dir string, env []string, args ...string) []byte {
 	}
 	return out
 }
-
-var execCommand = exec.Command
 
 func stderrOf(err error) []byte {
 	if ee, ok := err.(*exec.ExitError); ok {

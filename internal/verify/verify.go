@@ -442,6 +442,10 @@ type verifier struct {
 	engine     jsEngine
 	engineErr  error
 
+	execOnce          sync.Once // see execWithMemFS
+	execPath, execSum string
+	execErr           error
+
 	mu     sync.Mutex // guards listed, failed and logging
 	listed map[string]*listCall
 	failed map[*diag.Error]failedRun // see noteFailure

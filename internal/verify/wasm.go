@@ -298,26 +298,27 @@ func (v *verifier) buildWasm(ctx context.Context, pkg string) (*Program, error) 
 	return prog, nil
 }
 
-// execWithMemFS writes memfs.js followed by the toolchain's wasm_exec.js
-// (at toolchainExec) under the cache's wasm folder, named after the
-// content, and returns its path and the hex SHA-256 of its content: the
-// one file the page's run panel and noderun.js load.
+// PageExec is the script a page's run panel loads before a program (and
+// noderun.js, to run it as the page does): memfs.js, a line break, then
+// toolchainExec, the Go toolchain's wasm_exec.js.
+func PageExec(toolchainExec []byte) []byte {
+	return append(append(append([]byte(nil), memFS...), '\n'), toolchainExec...)
+}
+
+// execWithMemFS writes PageExec of the toolchain's wasm_exec.js (at
+// toolchainExec) under the cache's wasm folder, named after the content,
+// and returns its path and the hex SHA-256 of its content. The toolchain
+// is the same for every program of a verification, so this is done once.
 func (v *verifier) execWithMemFS(toolchainExec string) (string, string, error) {
-	data, err := os.ReadFile(toolchainExec)
-	if err != nil {
-		return "", "", err
-	}
-	combined := append(append(append([]byte(nil), memFS...), '\n'), data...)
-	h := sha256.Sum256(combined)
-	sum := hex.EncodeToString(h[:])
-	p := filepath.Join(filepath.Dir(v.cache.dir), "wasm", "wasm_exec-"+sum[:16]+".js")
-	if fileExists(p) {
-		return p, sum, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", "", err
-	}
-	return p, sum, writeAtomic(p, combined, 0o644)
+	v.execOnce.Do(func() {
+		data, err := os.ReadFile(toolchainExec)
+		if err != nil {
+			v.execErr = err
+			return
+		}
+		v.execPath, v.execSum, v.execErr = v.cacheScript("wasm_exec", PageExec(data))
+	})
+	return v.execPath, v.execSum, v.execErr
 }
 
 func fileExists(p string) bool {
